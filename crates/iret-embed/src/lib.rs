@@ -1,0 +1,55 @@
+//! Text embedders for iret.
+//!
+//! [`Embedder`] is the one seam between retrieval logic and the model: the index and the
+//! retrieval loop only ever see this trait. [`OnnxEmbedder`] runs the shipped local model
+//! through fastembed + ONNX Runtime; [`FakeEmbedder`] is deterministic and needs no model,
+//! so ranking logic can be unit-tested.
+mod fake;
+mod model;
+mod onnx;
+mod runtime;
+
+pub use fake::FakeEmbedder;
+pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL};
+pub use onnx::OnnxEmbedder;
+pub use runtime::ort_library_path;
+
+/// What can go wrong while loading or running an embedder.
+#[derive(Debug, thiserror::Error)]
+pub enum EmbedError {
+    #[error("no embedding model found (looked in: {tried}). Set IRET_MODEL_DIR or pass --model-dir to a folder with manifest.json and model.onnx")]
+    ModelMissing { tried: String },
+    #[error("the model folder {dir} is unusable: {reason}")]
+    ModelInvalid { dir: String, reason: String },
+    #[error("ONNX Runtime could not be loaded from {path}: {reason}. Set ORT_DYLIB_PATH to a libonnxruntime.so (version {version})")]
+    Runtime {
+        path: String,
+        reason: String,
+        version: &'static str,
+    },
+    #[error("embedding failed: {0}")]
+    Inference(String),
+}
+
+/// Turns texts into L2-normalised vectors of a fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model (and variant); recorded in the index manifest.
+    fn model_id(&self) -> &str;
+    /// Vector dimension.
+    fn dims(&self) -> usize;
+    /// Embeds one batch. Callers batch; implementations may split further.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Scales `v` to unit length (no-op for the zero vector).
+pub fn normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 {
+        v.iter_mut().for_each(|x| *x /= norm);
+    }
+}
+
+/// Dot product; equals cosine similarity for normalised vectors.
+pub fn dot(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
