@@ -1,0 +1,201 @@
+//! Declaration-aware chunking over a tree-sitter parse.
+use crate::languages::{Language, Spec};
+use crate::{windows, Chunk, Limits, LineIndex};
+use tree_sitter::{Node, Parser};
+
+/// Nodes that wrap a declaration without being one (export, decorators, `const x = …`).
+const WRAPPERS: &[&str] = &[
+    "export_statement",
+    "decorated_definition",
+    "lexical_declaration",
+    "variable_declaration",
+    "type_declaration",
+    "const_declaration",
+    "var_declaration",
+    "ambient_declaration",
+    "expression_statement",
+    "attribute_item",
+];
+
+/// Deeper nesting than this is treated as an opaque block (split by lines).
+const MAX_DEPTH: usize = 48;
+
+/// A contiguous byte range that will become (part of) a chunk.
+struct Piece {
+    start: usize,
+    end: usize,
+    symbol: String,
+    defines: Vec<String>,
+    is_decl: bool,
+}
+
+pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chunk>> {
+    let spec = lang.spec();
+    let mut parser = Parser::new();
+    parser.set_language(&spec.grammar).ok()?;
+    let tree = parser.parse(src, None)?;
+    let root = tree.root_node();
+    let mut pieces = Vec::new();
+    collect(root, &spec, src, "", limits, 0, &mut pieces);
+    if pieces.is_empty() {
+        return None;
+    }
+    Some(pack(src, pieces, limits))
+}
+
+fn collect(node: Node, spec: &Spec, src: &str, path: &str, limits: Limits, depth: usize, out: &mut Vec<Piece>) {
+    let mut cursor = node.walk();
+    for child in node.named_children(&mut cursor) {
+        let size = child.end_byte() - child.start_byte();
+        let decl = declaration(child, spec, src);
+        let child_path = match &decl {
+            // A wrapper (`export class X`) and what it wraps name the same thing once.
+            Some((label, name)) if path.ends_with(&format!("{label} {name}")) => path.to_string(),
+            Some((label, name)) if path.is_empty() => format!("{label} {name}"),
+            Some((label, name)) => format!("{path} > {label} {name}"),
+            None => path.to_string(),
+        };
+        let defines: Vec<String> = decl.iter().map(|(_, n)| n.clone()).collect();
+        if size > limits.max && child.named_child_count() > 0 && depth < MAX_DEPTH {
+            let before = out.len();
+            collect(child, spec, src, &child_path, limits, depth + 1, out);
+            if out.len() > before {
+                // The header (e.g. `class Foo extends Bar {`) joins the first inner piece.
+                out[before].start = out[before].start.min(child.start_byte());
+                let mut names = defines;
+                names.append(&mut out[before].defines);
+                out[before].defines = names;
+                if out[before].symbol.is_empty() || decl.is_some() && !out[before].is_decl {
+                    out[before].symbol = child_path;
+                }
+                out[before].is_decl |= decl.is_some();
+                continue;
+            }
+        }
+        out.push(Piece {
+            start: child.start_byte(),
+            end: child.end_byte(),
+            symbol: child_path,
+            is_decl: decl.is_some(),
+            defines,
+        });
+    }
+}
+
+/// `(label, name)` when `node` declares something (directly or through a wrapper).
+fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
+    let kind = node.kind();
+    if let Some((_, label)) = spec.declarations.iter().find(|(k, _)| *k == kind) {
+        let name = declared_name(node, src)?;
+        return Some((label, name));
+    }
+    if kind == "assignment_expression" || kind == "assignment" {
+        // JS `app.use = function use() {…}`, `module.exports = …`; Python `X = …`.
+        let left = node.child_by_field_name("left")?;
+        let text = left.utf8_text(src.as_bytes()).ok()?;
+        let name = text.rsplit(['.', ':']).next()?.trim();
+        if !name.is_empty() && name.len() <= 80 && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+            return Some(("assign", name.to_string()));
+        }
+        return None;
+    }
+    if WRAPPERS.contains(&kind) {
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            if let Some(d) = declaration(child, spec, src) {
+                return Some(d);
+            }
+        }
+    }
+    None
+}
+
+fn declared_name(node: Node, src: &str) -> Option<String> {
+    let field = ["name", "key", "type", "declarator"]
+        .iter()
+        .find_map(|f| node.child_by_field_name(f))?;
+    let field = if field.kind().ends_with("declarator") {
+        field.child_by_field_name("name").unwrap_or(field)
+    } else {
+        field
+    };
+    let text = field.utf8_text(src.as_bytes()).ok()?;
+    let name: String = text
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$' || *c == '"' || *c == '\'')
+        .filter(|c| *c != '"' && *c != '\'')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Merges small neighbours, splits what is still too large, and cuts on whole lines.
+fn pack(src: &str, pieces: Vec<Piece>, limits: Limits) -> Vec<Chunk> {
+    let lines = LineIndex::new(src);
+    let mut out = Vec::new();
+    let mut group: Vec<Piece> = Vec::new();
+    let size = |g: &[Piece]| g.last().map_or(0, |l| l.end) - g.first().map_or(0, |f| f.start);
+    for piece in pieces {
+        let piece_size = piece.end - piece.start;
+        if piece_size > limits.max {
+            flush(src, &lines, &mut group, &mut out);
+            let first = lines.line(piece.start);
+            let last = lines.line(piece.end.saturating_sub(1).max(piece.start));
+            for mut c in windows::over_lines(src, &lines, first, last, limits) {
+                c.symbol = piece.symbol.clone();
+                c.defines = piece.defines.clone();
+                out.push(c);
+            }
+            continue;
+        }
+        let joined = piece.end - group.first().map_or(piece.start, |f| f.start);
+        let small = size(&group) < limits.min || piece_size < limits.min && !piece.is_decl;
+        if !group.is_empty() && !(small && joined <= limits.max) {
+            flush(src, &lines, &mut group, &mut out);
+        }
+        group.push(piece);
+    }
+    flush(src, &lines, &mut group, &mut out);
+    out
+}
+
+fn flush(src: &str, lines: &LineIndex, group: &mut Vec<Piece>, out: &mut Vec<Chunk>) {
+    if group.is_empty() {
+        return;
+    }
+    let start = group[0].start;
+    let end = group.last().unwrap().end.max(start + 1);
+    let first = lines.line(start);
+    let last = lines.line((end - 1).min(src.len().saturating_sub(1)));
+    // The largest declaration names the chunk (a class header merged into its first
+    // method is named after the method).
+    let symbol = group
+        .iter()
+        .filter(|p| p.is_decl)
+        .max_by_key(|p| p.end - p.start)
+        .or(group.first())
+        .map(|p| p.symbol.clone())
+        .unwrap_or_default();
+    let mut defines = Vec::new();
+    for p in group.iter() {
+        for d in &p.defines {
+            if !defines.contains(d) {
+                defines.push(d.clone());
+            }
+        }
+    }
+    let mut text = &src[lines.line_start(first)..lines.line_end(last, src.len())];
+    if text.len() > 2 * (end - start).max(1024) {
+        // Long lines (minified code): keep the exact bytes, not the whole line.
+        text = windows::clamp(src, start, end);
+    }
+    if !text.trim().is_empty() {
+        out.push(Chunk {
+            start_line: first + 1,
+            end_line: last + 1,
+            defines,
+            symbol,
+            text: windows::truncate(text).to_string(),
+        });
+    }
+    group.clear();
+}
