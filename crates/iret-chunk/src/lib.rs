@@ -12,7 +12,7 @@ pub use languages::Language;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever chunk boundaries or text change, so old indexes are rebuilt.
-pub const CHUNKER_VERSION: u32 = 1;
+pub const CHUNKER_VERSION: u32 = 2;
 
 /// Size limits in bytes of chunk text.
 #[derive(Debug, Clone, Copy)]

@@ -27,6 +27,7 @@ struct Piece {
     symbol: String,
     defines: Vec<String>,
     is_decl: bool,
+    is_comment: bool,
 }
 
 pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chunk>> {
@@ -77,6 +78,7 @@ fn collect(node: Node, spec: &Spec, src: &str, path: &str, limits: Limits, depth
             end: child.end_byte(),
             symbol: child_path,
             is_decl: decl.is_some(),
+            is_comment: child.kind().contains("comment"),
             defines,
         });
     }
@@ -149,7 +151,11 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits) -> Vec<Chunk> {
         }
         let joined = piece.end - group.first().map_or(piece.start, |f| f.start);
         let small = size(&group) < limits.min || piece_size < limits.min && !piece.is_decl;
-        if !group.is_empty() && !(small && joined <= limits.max) {
+        // A comment after a substantial group documents what follows: it starts a group.
+        let leads = piece.is_comment && size(&group) >= limits.min && !group.last().is_some_and(|p| p.is_comment);
+        // A declaration after its own doc comment stays with it.
+        let documented = group.last().is_some_and(|p| p.is_comment) && piece.is_decl && joined <= limits.max;
+        if !group.is_empty() && (leads || !(small && joined <= limits.max)) && !documented {
             flush(src, &lines, &mut group, &mut out);
         }
         group.push(piece);

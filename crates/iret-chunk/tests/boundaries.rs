@@ -115,3 +115,14 @@ fn hostile_inputs_never_panic() {
         }
     }
 }
+
+#[test]
+fn doc_comments_lead_the_declaration_they_document() {
+    let body = "  var x = 1;\n".repeat(12);
+    let src = format!("/**\n * Route a path.\n */\napp.route = function route(path) {{\n{body}}};\n\n/**\n * Disable a setting.\n */\napp.disable = function disable(setting) {{\n{body}}};\n");
+    let chunks = chunk(&src, Some(Language::JavaScript), small());
+    let route = find(&chunks, "route");
+    assert!(route.text.starts_with("/**\n * Route"), "{route:?}");
+    assert!(!route.text.contains("Disable a setting"), "{route:?}");
+    assert!(find(&chunks, "disable").text.contains("Disable a setting"));
+}

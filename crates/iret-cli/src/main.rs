@@ -1,1 +1,42 @@
-fn main() {}
+//! `iret`: local code retrieval for coding agents. A thin shell over the library crates.
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "iret", version, about = "Find the files that matter for a coding task: hybrid (vector + BM25) search with an evaluate-and-refine loop, fully local.")]
+pub struct Cli {
+    /// Folder with the embedding model (default: the shipped models/all-minilm-l6-v2).
+    #[arg(long, global = true, env = "IRET_MODEL_DIR")]
+    pub model_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Index a repository (default: the current directory) into <PATH>/.iret
+    Index(commands::index::Args),
+    /// Find the files that matter for a task (evaluate-and-refine loop; --cycles 1 = single shot)
+    Search(commands::search::Args),
+    /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
+    Bench(commands::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Index(args) => commands::index::run(&cli, args),
+        Command::Search(args) => commands::search::run_search(&cli, args),
+        Command::Bench(args) => commands::bench::run(&cli, args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("iret: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,1 +1,20 @@
+//! Builds and loads iret's index: source files → chunks → embeddings + BM25 + HNSW +
+//! the codebase vocabulary, stored atomically under `.iret/`.
+pub mod bm25;
+pub mod cache;
+pub mod index;
+pub mod pipeline;
+pub mod store;
+pub mod tokens;
+pub mod vectors;
+pub mod vocab;
+pub mod walk;
 
+pub use index::{ChunkEntry, FileEntry, Index, Manifest};
+pub use pipeline::{build, BuildError, BuildOptions, BuildReport};
+pub use store::{IndexDir, StoreError};
+
+/// Where the index of `root` lives by default.
+pub fn default_index_dir(root: &std::path::Path) -> std::path::PathBuf {
+    root.join(".iret")
+}

@@ -1,0 +1,180 @@
+//! Aggregation (mean per repo, then over repos) and the printed table.
+use crate::runner::{QueryResult, RepoRun};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Scores {
+    pub ndcg10: f64,
+    pub recall5: f64,
+    pub recall10: f64,
+    pub mrr: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModeSummary {
+    pub mode: String,
+    /// Mean of repo means.
+    pub overall: Scores,
+    pub per_repo: BTreeMap<String, Scores>,
+    pub per_language: BTreeMap<String, f64>,
+    pub per_category: BTreeMap<String, f64>,
+    pub latency_p50_ms: f64,
+    pub latency_p95_ms: f64,
+    /// Iterative: share of files scored ≥ 0.7 that are targets, and of targets that reach 0.7.
+    pub calibration: Option<(f64, f64)>,
+}
+
+fn mean(xs: impl Iterator<Item = f64>) -> f64 {
+    let v: Vec<f64> = xs.collect();
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+fn scores(rs: &[&QueryResult]) -> Scores {
+    Scores {
+        ndcg10: mean(rs.iter().map(|r| r.ndcg10)),
+        recall5: mean(rs.iter().map(|r| r.recall5)),
+        recall10: mean(rs.iter().map(|r| r.recall10)),
+        mrr: mean(rs.iter().map(|r| r.mrr)),
+    }
+}
+
+fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let idx = ((v.len() as f64 - 1.0) * p).round() as usize;
+    v[idx]
+}
+
+pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
+    let mut modes: Vec<String> = Vec::new();
+    for r in runs.iter().flat_map(|r| &r.results) {
+        if !modes.contains(&r.mode) {
+            modes.push(r.mode.clone());
+        }
+    }
+    modes
+        .into_iter()
+        .map(|mode| {
+            let mut per_repo = BTreeMap::new();
+            let mut lang: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut cat: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+            let mut lat = Vec::new();
+            let (mut sf, mut sh, mut t, mut ts) = (0, 0, 0, 0);
+            for run in runs {
+                let rs: Vec<&QueryResult> = run.results.iter().filter(|r| r.mode == mode).collect();
+                if rs.is_empty() {
+                    continue;
+                }
+                let s = scores(&rs);
+                lang.entry(run.language.clone()).or_default().push(s.ndcg10);
+                let mut cats: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+                for r in &rs {
+                    cats.entry(r.category.as_str()).or_default().push(r.ndcg10);
+                    lat.push(r.latency_ms);
+                    sf += r.strong_files;
+                    sh += r.strong_hits;
+                    t += r.targets;
+                    ts += r.targets_strong;
+                }
+                for (c, v) in cats {
+                    cat.entry(c.to_string()).or_default().push(mean(v.into_iter()));
+                }
+                per_repo.insert(run.name.clone(), s);
+            }
+            let overall = Scores {
+                ndcg10: mean(per_repo.values().map(|s| s.ndcg10)),
+                recall5: mean(per_repo.values().map(|s| s.recall5)),
+                recall10: mean(per_repo.values().map(|s| s.recall10)),
+                mrr: mean(per_repo.values().map(|s| s.mrr)),
+            };
+            ModeSummary {
+                calibration: (mode == "iterative").then(|| (sh as f64 / sf.max(1) as f64, ts as f64 / t.max(1) as f64)),
+                mode,
+                overall,
+                per_repo,
+                per_language: lang.into_iter().map(|(k, v)| (k, mean(v.into_iter()))).collect(),
+                per_category: cat.into_iter().map(|(k, v)| (k, mean(v.into_iter()))).collect(),
+                latency_p50_ms: percentile(lat.clone(), 0.5),
+                latency_p95_ms: percentile(lat, 0.95),
+            }
+        })
+        .collect()
+}
+
+/// The table `iret bench` prints.
+pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
+    let mut out = String::new();
+    let modes: Vec<&str> = summary.iter().map(|s| s.mode.as_str()).collect();
+    let head = |out: &mut String, first: &str| {
+        let _ = write!(out, "{first:<20}");
+        for m in &modes {
+            let _ = write!(out, " {m:>11}");
+        }
+        out.push('\n');
+    };
+    let _ = writeln!(out, "NDCG@10 per repo");
+    let _ = write!(out, "{:<20} {:<11} {:>6} {:>7} {:>9}", "repo", "language", "files", "chunks", "index s");
+    for m in &modes {
+        let _ = write!(out, " {m:>11}");
+    }
+    out.push('\n');
+    for run in runs {
+        let idx = run.index_seconds.map_or("loaded".to_string(), |s| format!("{s:.1}"));
+        let _ = write!(out, "{:<20} {:<11} {:>6} {:>7} {:>9}", run.name, run.language, run.files, run.chunks, idx);
+        for s in summary {
+            let v = s.per_repo.get(&run.name).map_or(f64::NAN, |x| x.ndcg10);
+            let _ = write!(out, " {v:>11.4}");
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "\nper language (mean of repo NDCG@10)");
+    head(&mut out, "language");
+    let langs: Vec<&String> = summary.first().map(|s| s.per_language.keys().collect()).unwrap_or_default();
+    for l in langs {
+        let _ = write!(out, "{l:<20}");
+        for s in summary {
+            let _ = write!(out, " {:>11.4}", s.per_language.get(l).copied().unwrap_or(f64::NAN));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "\nper category (category mean per repo, then over repos)");
+    head(&mut out, "category");
+    let cats: Vec<&String> = summary.first().map(|s| s.per_category.keys().collect()).unwrap_or_default();
+    for c in cats {
+        let _ = write!(out, "{c:<20}");
+        for s in summary {
+            let _ = write!(out, " {:>11.4}", s.per_category.get(c).copied().unwrap_or(f64::NAN));
+        }
+        out.push('\n');
+    }
+    let _ = writeln!(out, "\noverall (mean over repos)");
+    head(&mut out, "metric");
+    for (name, f) in [
+        ("NDCG@10", (|s: &ModeSummary| s.overall.ndcg10) as fn(&ModeSummary) -> f64),
+        ("Recall@5", |s| s.overall.recall5),
+        ("Recall@10", |s| s.overall.recall10),
+        ("MRR", |s| s.overall.mrr),
+        ("latency p50 ms", |s| s.latency_p50_ms),
+        ("latency p95 ms", |s| s.latency_p95_ms),
+    ] {
+        let _ = write!(out, "{name:<20}");
+        for s in summary {
+            let _ = write!(out, " {:>11.4}", f(s));
+        }
+        out.push('\n');
+    }
+    for s in summary {
+        if let Some((p, r)) = s.calibration {
+            let _ = writeln!(out, "\ncalibration ({}): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7", s.mode, p * 100.0, r * 100.0);
+        }
+    }
+    out
+}

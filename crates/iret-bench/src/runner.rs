@@ -1,0 +1,234 @@
+//! Runs retrieval modes over benchmark repos and scores every query.
+use crate::dataset::{self, Task};
+use crate::metrics::{hits_target, mrr, ndcg_at, recall_at, Hit};
+use anyhow::Context;
+use iret_embed::Embedder;
+use iret_index::Index;
+use iret_retrieve::dispatch::Fusion;
+use iret_retrieve::{run, search_once, FileHit, Options, Params, Query};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+
+/// A retrieval mode, or a named variant of hybrid for the ablation.
+#[derive(Debug, Clone)]
+pub struct Mode {
+    pub name: String,
+    kind: Kind,
+}
+
+#[derive(Debug, Clone)]
+enum Kind {
+    Single(Params),
+    Iterative(Options),
+}
+
+impl Mode {
+    pub fn parse(name: &str) -> anyhow::Result<Self> {
+        let p = Params::default();
+        let kind = match name {
+            "bm25" => Kind::Single(Params { use_vectors: false, ..p }),
+            "dense" => Kind::Single(Params { use_keywords: false, ..p }),
+            "hybrid" => Kind::Single(p),
+            "iterative" => Kind::Iterative(Options::default()),
+            _ => anyhow::bail!("unknown mode {name:?} (bm25, dense, hybrid, iterative)"),
+        };
+        Ok(Self { name: name.into(), kind })
+    }
+
+    /// Hybrid with one signal changed at a time: what each lever is worth.
+    pub fn ablations() -> Vec<Self> {
+        let p = Params::default();
+        let v = |name: &str, params: Params| Mode { name: name.into(), kind: Kind::Single(params) };
+        vec![
+            v("raw-hybrid", Params { define_boost: 0.0, name_boost: 0.0, path_boost: 0.0, noise_factor: 1.0, coherence: 0.0, symbol_vector_weight: p.vector_weight, ..p.clone() }),
+            v("-define", Params { define_boost: 0.0, ..p.clone() }),
+            v("-name", Params { name_boost: 0.0, ..p.clone() }),
+            v("-path", Params { path_boost: 0.0, ..p.clone() }),
+            v("-noise", Params { noise_factor: 1.0, ..p.clone() }),
+            v("-coherence", Params { coherence: 0.0, ..p.clone() }),
+            v("-symbol-weight", Params { symbol_vector_weight: p.vector_weight, ..p.clone() }),
+            v("rrf", Params { fusion: Fusion::Rrf(60.0), ..p.clone() }),
+            v("vw0.3", Params { vector_weight: 0.3, ..p.clone() }),
+            v("vw0.7", Params { vector_weight: 0.7, ..p.clone() }),
+        ]
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct QueryResult {
+    pub query: String,
+    pub category: String,
+    pub mode: String,
+    pub ndcg10: f64,
+    pub recall5: f64,
+    pub recall10: f64,
+    pub mrr: f64,
+    pub latency_ms: f64,
+    /// Iterative only: files scored ≥ 0.7, how many of them hit a target, and how many
+    /// targets reached ≥ 0.7.
+    pub strong_files: usize,
+    pub strong_hits: usize,
+    pub targets: usize,
+    pub targets_strong: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RepoRun {
+    pub name: String,
+    pub language: String,
+    pub files: usize,
+    pub chunks: usize,
+    /// Seconds to build the index in this run (None: an existing index was loaded).
+    pub index_seconds: Option<f64>,
+    /// Texts embedded by that build (0: all came from the embedding cache).
+    pub embedded: usize,
+    pub results: Vec<QueryResult>,
+}
+
+pub struct Config {
+    pub dataset: PathBuf,
+    pub corpora: PathBuf,
+    pub index_root: PathBuf,
+    pub repos: Option<Vec<String>>,
+    pub modes: Vec<Mode>,
+    pub reindex: bool,
+    pub progress: bool,
+}
+
+/// Remembers query embeddings so ablation variants do not re-embed (not used for timed modes).
+struct Memo<'a> {
+    inner: &'a dyn Embedder,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl Embedder for Memo<'_> {
+    fn model_id(&self) -> &str {
+        self.inner.model_id()
+    }
+    fn dims(&self) -> usize {
+        self.inner.dims()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, iret_embed::EmbedError> {
+        let mut out = Vec::with_capacity(texts.len());
+        for t in texts {
+            if let Some(v) = self.cache.lock().unwrap().get(*t) {
+                out.push(v.clone());
+                continue;
+            }
+            let v = self.inner.embed(&[t])?.remove(0);
+            self.cache.lock().unwrap().insert(t.to_string(), v.clone());
+            out.push(v);
+        }
+        Ok(out)
+    }
+}
+
+pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<RepoRun>> {
+    let data = dataset::load(&cfg.dataset)?;
+    let mut runs = Vec::new();
+    for (repo, tasks) in data.repos.iter().zip(&data.tasks) {
+        if cfg.repos.as_ref().is_some_and(|only| !only.contains(&repo.name)) {
+            continue;
+        }
+        let root = cfg.corpora.join(&repo.name);
+        if !root.is_dir() {
+            eprintln!("iret bench: skipping {}: no corpus at {} (see scripts/extract-corpus.py)", repo.name, root.display());
+            continue;
+        }
+        let index_dir = cfg.index_root.join(&repo.name);
+        let existing = if cfg.reindex { None } else { Index::open(&index_dir, Some(embedder.model_id())).ok() };
+        let (index, index_seconds, embedded) = match existing {
+            Some(index) => (index, None, 0),
+            None => {
+                let t = Instant::now();
+                let opts = iret_index::BuildOptions { progress: cfg.progress, limits: None };
+                let report = iret_index::build(&root, &index_dir, embedder, &opts).with_context(|| format!("indexing {}", repo.name))?;
+                let seconds = t.elapsed().as_secs_f64();
+                (Index::open(&index_dir, Some(embedder.model_id()))?, Some(seconds), report.embedded)
+            }
+        };
+        let memo = Memo { inner: embedder, cache: Mutex::new(HashMap::new()) };
+        let mut results = Vec::new();
+        for mode in &cfg.modes {
+            let timed = !mode.name.starts_with('-') && !mode.name.starts_with("vw") && mode.name != "rrf" && mode.name != "raw-hybrid";
+            let e: &dyn Embedder = if timed { embedder } else { &memo };
+            for task in tasks {
+                results.push(score_query(&index, e, task, mode)?);
+            }
+        }
+        if cfg.progress {
+            eprintln!("iret bench: {} done ({} queries × {} modes)", repo.name, tasks.len(), cfg.modes.len());
+        }
+        runs.push(RepoRun {
+            name: repo.name.clone(),
+            language: repo.language.clone(),
+            files: index.files.len(),
+            chunks: index.chunks.len(),
+            index_seconds,
+            embedded,
+            results,
+        });
+    }
+    Ok(runs)
+}
+
+fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) -> Vec<Hit> {
+    files
+        .take(10)
+        .map(|(file, chunk)| {
+            let c = &index.chunks[chunk as usize];
+            Hit { path: index.files[file as usize].path.clone(), start_line: c.start_line as usize, end_line: c.end_line as usize }
+        })
+        .collect()
+}
+
+fn score_query(index: &Index, embedder: &dyn Embedder, task: &Task, mode: &Mode) -> anyhow::Result<QueryResult> {
+    let query = Query::new(task.query.clone());
+    let targets = task.targets();
+    let started = Instant::now();
+    let (results, strong) = match &mode.kind {
+        Kind::Single(params) => {
+            let hits: Vec<FileHit> = search_once(index, embedder, &query, params)?;
+            (file_hits_to_results(index, hits.iter().map(|h| (h.file, h.chunks[0].chunk))), Vec::new())
+        }
+        Kind::Iterative(opts) => {
+            let outcome = run(index, embedder, &query, opts)?;
+            let strong: Vec<String> = outcome.relevant(opts.strong).iter().map(|e| e.path.clone()).collect();
+            let order = outcome.evaluated.iter().filter(|e| !e.chunks.is_empty()).map(|e| (e.file, e.chunks[0].chunk));
+            (file_hits_to_results(index, order), strong)
+        }
+    };
+    let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let strong_hits = strong
+        .iter()
+        .filter(|p| targets.iter().any(|t| hits_target(&Hit { path: (*p).clone(), start_line: 0, end_line: usize::MAX }, t)))
+        .count();
+    let targets_strong = targets
+        .iter()
+        .filter(|t| strong.iter().any(|p| hits_target(&Hit { path: p.clone(), start_line: 0, end_line: usize::MAX }, t)))
+        .count();
+    Ok(QueryResult {
+        query: task.query.clone(),
+        category: task.category(),
+        mode: mode.name.clone(),
+        ndcg10: ndcg_at(&results, &targets, 10),
+        recall5: recall_at(&results, &targets, 5),
+        recall10: recall_at(&results, &targets, 10),
+        mrr: mrr(&results, &targets),
+        latency_ms,
+        strong_files: strong.len(),
+        strong_hits,
+        targets: targets.len(),
+        targets_strong,
+    })
+}
+
+/// Repos whose index folder exists under `index_root` (for listing).
+pub fn indexed(index_root: &Path) -> Vec<String> {
+    std::fs::read_dir(index_root)
+        .map(|rd| rd.flatten().filter_map(|e| e.file_name().to_str().map(String::from)).collect())
+        .unwrap_or_default()
+}

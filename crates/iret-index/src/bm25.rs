@@ -1,0 +1,113 @@
+//! BM25 over chunk token lists.
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct Bm25Params {
+    pub k1: f32,
+    pub b: f32,
+}
+
+impl Default for Bm25Params {
+    fn default() -> Self {
+        Self { k1: 1.2, b: 0.75 }
+    }
+}
+
+/// Inverted index: term → (doc, term frequency).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Bm25 {
+    postings: HashMap<String, Vec<(u32, u16)>>,
+    doc_len: Vec<u32>,
+    avg_len: f32,
+}
+
+impl Bm25 {
+    pub fn build(docs: &[Vec<String>]) -> Self {
+        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
+        let mut doc_len = Vec::with_capacity(docs.len());
+        for (id, tokens) in docs.iter().enumerate() {
+            let mut tf: HashMap<&str, u16> = HashMap::new();
+            for t in tokens {
+                *tf.entry(t.as_str()).or_default() += 1;
+            }
+            for (term, n) in tf {
+                postings.entry(term.to_string()).or_default().push((id as u32, n));
+            }
+            doc_len.push(tokens.len() as u32);
+        }
+        let avg_len = doc_len.iter().map(|&l| l as f32).sum::<f32>() / doc_len.len().max(1) as f32;
+        Self { postings, doc_len, avg_len }
+    }
+
+    pub fn num_docs(&self) -> usize {
+        self.doc_len.len()
+    }
+
+    /// Number of documents containing `term`.
+    pub fn df(&self, term: &str) -> usize {
+        self.postings.get(term).map_or(0, Vec::len)
+    }
+
+    pub fn idf(&self, term: &str) -> f32 {
+        let n = self.num_docs() as f32;
+        let df = self.df(term) as f32;
+        ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
+    }
+
+    /// Scores every document matching at least one of `terms` (weights per term).
+    /// `allow` filters documents before ranking.
+    pub fn score(&self, terms: &[(String, f32)], params: Bm25Params, allow: &dyn Fn(u32) -> bool) -> HashMap<u32, f32> {
+        let mut scores: HashMap<u32, f32> = HashMap::new();
+        for (term, weight) in terms {
+            let Some(list) = self.postings.get(term) else { continue };
+            let idf = self.idf(term) * weight;
+            for &(doc, tf) in list {
+                if !allow(doc) {
+                    continue;
+                }
+                let tf = tf as f32;
+                let len = self.doc_len[doc as usize] as f32;
+                let norm = params.k1 * (1.0 - params.b + params.b * len / self.avg_len.max(1.0));
+                *scores.entry(doc).or_default() += idf * tf * (params.k1 + 1.0) / (tf + norm);
+            }
+        }
+        scores
+    }
+
+    /// Terms of the index (for vocabulary statistics).
+    pub fn terms(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.postings.iter().map(|(t, p)| (t.as_str(), p.len()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(texts: &[&str]) -> Vec<Vec<String>> {
+        texts.iter().map(|t| t.split_whitespace().map(String::from).collect()).collect()
+    }
+
+    #[test]
+    fn matches_hand_computed_score() {
+        let idx = Bm25::build(&docs(&["token expiry token", "user profile", "session token"]));
+        let p = Bm25Params { k1: 1.2, b: 0.75 };
+        let s = idx.score(&[("expiry".into(), 1.0)], p, &|_| true);
+        // df=1, N=3: idf = ln((3-1+0.5)/(1+0.5)+1) = ln(2.6667); tf=1, len=3, avg=7/3.
+        let idf = (2.5f32 / 1.5 + 1.0).ln();
+        let norm = 1.2 * (1.0 - 0.75 + 0.75 * 3.0 / (7.0 / 3.0));
+        let expected = idf * 2.2 / (1.0 + norm);
+        assert!((s[&0] - expected).abs() < 1e-5, "{} vs {expected}", s[&0]);
+        assert_eq!(s.len(), 1);
+    }
+
+    #[test]
+    fn rarer_terms_and_higher_tf_score_higher() {
+        let idx = Bm25::build(&docs(&["token token expiry", "token", "token user", "user"]));
+        let s = idx.score(&[("token".into(), 1.0), ("expiry".into(), 1.0)], Bm25Params::default(), &|_| true);
+        assert!(s[&0] > s[&1] && s[&0] > s[&2]);
+        let filtered = idx.score(&[("token".into(), 1.0)], Bm25Params::default(), &|d| d != 0);
+        assert!(!filtered.contains_key(&0));
+    }
+}

@@ -1,0 +1,102 @@
+//! The stored index and what a loaded one offers to retrieval.
+use crate::bm25::Bm25;
+use crate::store::{load_bin, load_f32, IndexDir, StoreError, FORMAT_VERSION};
+use crate::vectors::Vectors;
+use crate::vocab::Vocab;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// Relative to the indexed root, `/`-separated.
+    pub path: String,
+    pub language: Option<String>,
+    pub size: u64,
+    pub mtime_ns: u128,
+    /// blake3 of the content, hex.
+    pub hash: String,
+    pub first_chunk: u32,
+    pub chunk_count: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChunkEntry {
+    pub file: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: String,
+    pub defines: Vec<String>,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub model_id: String,
+    pub dims: usize,
+    pub chunker_version: u32,
+    pub files: usize,
+    pub chunks: usize,
+    pub skipped: BTreeMap<String, usize>,
+    pub built_unix: u64,
+}
+
+/// A loaded, read-only index (one generation).
+pub struct Index {
+    pub generation: PathBuf,
+    pub manifest: Manifest,
+    pub files: Vec<FileEntry>,
+    pub chunks: Vec<ChunkEntry>,
+    pub vectors: Vectors,
+    pub bm25: Bm25,
+    pub vocab: Vocab,
+}
+
+impl Index {
+    /// Opens the live generation under `index_dir` (usually `<root>/.iret`).
+    /// `model_id`, when given, must match the model the index was built with.
+    pub fn open(index_dir: &Path, model_id: Option<&str>) -> Result<Self, StoreError> {
+        let gen = IndexDir::new(index_dir).current()?;
+        let corrupt = |reason: String| StoreError::Corrupt { path: gen.clone(), reason };
+        let manifest_path = gen.join("manifest.json");
+        let text = std::fs::read_to_string(&manifest_path).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
+        if manifest.format_version != FORMAT_VERSION {
+            return Err(corrupt(format!(
+                "index format {} but this iret reads format {FORMAT_VERSION}",
+                manifest.format_version
+            )));
+        }
+        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION {
+            return Err(corrupt(format!(
+                "built by chunker version {} but this iret chunks with version {}",
+                manifest.chunker_version,
+                iret_chunk::CHUNKER_VERSION
+            )));
+        }
+        if let Some(id) = model_id {
+            if manifest.model_id != id {
+                return Err(corrupt(format!("built with model {} but the current model is {id}", manifest.model_id)));
+            }
+        }
+        let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
+        let chunks: Vec<ChunkEntry> = load_bin(&gen.join("chunks.bin"))?;
+        let bm25: Bm25 = load_bin(&gen.join("bm25.bin"))?;
+        let vocab: Vocab = load_bin(&gen.join("vocab.bin"))?;
+        let data = load_f32(&gen.join("vectors.f32"))?;
+        if chunks.len() != manifest.chunks || data.len() != chunks.len() * manifest.dims || bm25.num_docs() != chunks.len() {
+            return Err(corrupt("chunk, vector and keyword tables disagree".into()));
+        }
+        if chunks.iter().any(|c| c.file as usize >= files.len()) {
+            return Err(corrupt("a chunk points at no file".into()));
+        }
+        let mut vectors = Vectors::new(manifest.dims, data);
+        vectors.load_graph(&gen);
+        Ok(Self { generation: gen, manifest, files, chunks, vectors, bm25, vocab })
+    }
+
+    pub fn chunk_path(&self, chunk: usize) -> &str {
+        &self.files[self.chunks[chunk].file as usize].path
+    }
+}

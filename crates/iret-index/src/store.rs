@@ -1,0 +1,183 @@
+//! On-disk layout of `.iret/` with atomic generations and a lock file.
+//!
+//! ```text
+//! .iret/lock              held (advisory) by the one indexer that writes
+//! .iret/CURRENT           name of the live generation, replaced by rename
+//! .iret/gen-000007/       one complete index: manifest.json, files/chunks/vectors/…
+//! .iret/embeddings.bin    embedding cache keyed by content hash (survives rebuilds)
+//! ```
+//! A writer fills `tmp-*/`, renames it to the next `gen-*`, then swaps CURRENT. A crash
+//! at any point leaves the previous generation live; readers never see a partial one.
+use serde::{de::DeserializeOwned, Serialize};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Bumped whenever any stored structure changes shape.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no index at {0}: run `iret index` first")]
+    Missing(PathBuf),
+    #[error("the index at {path} is unreadable ({reason}); run `iret index` to rebuild it")]
+    Corrupt { path: PathBuf, reason: String },
+    #[error("another `iret index` is writing {0}; try again when it finishes")]
+    Locked(PathBuf),
+    #[error("I/O error on {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
+    move |source| StoreError::Io { path: path.to_path_buf(), source }
+}
+
+pub struct IndexDir {
+    pub dir: PathBuf,
+}
+
+/// Holds the writer lock until dropped.
+pub struct WriteLock {
+    _file: File,
+}
+
+impl IndexDir {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// Takes the writer lock without waiting.
+    pub fn lock(&self) -> Result<WriteLock, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        let path = self.dir.join("lock");
+        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(io_err(&path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(WriteLock { _file: file }),
+            Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked(self.dir.clone())),
+            Err(std::fs::TryLockError::Error(e)) => Err(StoreError::Io { path, source: e }),
+        }
+    }
+
+    /// The live generation's folder.
+    pub fn current(&self) -> Result<PathBuf, StoreError> {
+        let pointer = self.dir.join("CURRENT");
+        let name = match std::fs::read_to_string(&pointer) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::Missing(self.dir.clone())),
+            Err(e) => return Err(StoreError::Io { path: pointer, source: e }),
+        };
+        let name = name.trim();
+        if !name.starts_with("gen-") || name.contains('/') {
+            return Err(StoreError::Corrupt { path: pointer, reason: "CURRENT names no generation".into() });
+        }
+        let gen = self.dir.join(name);
+        if !gen.is_dir() {
+            return Err(StoreError::Corrupt { path: gen, reason: "the live generation is missing".into() });
+        }
+        Ok(gen)
+    }
+
+    /// A fresh temporary folder to write the next generation into.
+    pub fn begin(&self) -> Result<tempfile::TempDir, StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        tempfile::Builder::new().prefix("tmp-").tempdir_in(&self.dir).map_err(io_err(&self.dir))
+    }
+
+    /// Publishes a fully written temporary folder as the live generation.
+    pub fn commit(&self, tmp: tempfile::TempDir) -> Result<PathBuf, StoreError> {
+        let next = self.next_generation();
+        let target = self.dir.join(format!("gen-{next:06}"));
+        let tmp_path = tmp.keep();
+        sync_dir(&tmp_path);
+        std::fs::rename(&tmp_path, &target).map_err(io_err(&target))?;
+        write_atomic(&self.dir.join("CURRENT"), format!("gen-{next:06}\n").as_bytes())?;
+        self.prune(next);
+        Ok(target)
+    }
+
+    fn generations(&self) -> Vec<u64> {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let mut gens: Vec<u64> = rd
+            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("gen-")?.parse().ok())
+            .collect();
+        gens.sort_unstable();
+        gens
+    }
+
+    fn next_generation(&self) -> u64 {
+        self.generations().last().map_or(1, |g| g + 1)
+    }
+
+    /// Keeps the live generation and the one before it (a reader may still be opening it);
+    /// removes older ones and leftovers of interrupted writers.
+    fn prune(&self, live: u64) {
+        for g in self.generations() {
+            if g + 1 < live {
+                let _ = std::fs::remove_dir_all(self.dir.join(format!("gen-{g:06}")));
+            }
+        }
+        if let Ok(rd) = std::fs::read_dir(&self.dir) {
+            for e in rd.flatten() {
+                let stale = e.file_name().to_str().is_some_and(|n| n.starts_with("tmp-"));
+                if stale && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600)) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
+    tmp.write_all(bytes).map_err(io_err(path))?;
+    tmp.as_file().sync_all().map_err(io_err(path))?;
+    tmp.persist(path).map_err(|e| StoreError::Io { path: path.to_path_buf(), source: e.error })?;
+    Ok(())
+}
+
+fn sync_dir(dir: &Path) {
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            if let Ok(f) = File::open(e.path()) {
+                let _ = f.sync_all();
+            }
+        }
+    }
+}
+
+pub(crate) fn save_bin<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
+    let file = File::create(path).map_err(io_err(path))?;
+    let mut w = BufWriter::new(file);
+    bincode::serialize_into(&mut w, value).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
+    w.flush().map_err(io_err(path))
+}
+
+pub(crate) fn load_bin<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
+    let file = File::open(path).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
+    let limit = file.metadata().map(|m| m.len()).unwrap_or(0).saturating_mul(4).max(1 << 20);
+    use bincode::Options;
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .allow_trailing_bytes()
+        .with_limit(limit)
+        .deserialize_from(BufReader::new(file))
+        .map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })
+}
+
+pub(crate) fn save_f32(path: &Path, values: &[f32]) -> Result<(), StoreError> {
+    let mut bytes = Vec::with_capacity(values.len() * 4);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(path, bytes).map_err(io_err(path))
+}
+
+pub(crate) fn load_f32(path: &Path) -> Result<Vec<f32>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
+    if bytes.len() % 4 != 0 {
+        return Err(StoreError::Corrupt { path: path.into(), reason: "truncated vector file".into() });
+    }
+    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+}

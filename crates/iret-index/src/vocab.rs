@@ -1,0 +1,68 @@
+//! The codebase's own words: identifier parts with their document frequency and
+//! embeddings, so a task's words ("rate limiting") can be mapped to the code's
+//! ("throttle", "limiter").
+use crate::tokens::{identifiers, is_stopword, split_identifier};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// At most this many terms are kept (the most frequent).
+pub const MAX_TERMS: usize = 6000;
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Vocab {
+    pub terms: Vec<String>,
+    pub df: Vec<u32>,
+    pub dims: usize,
+    pub vectors: Vec<f32>,
+}
+
+/// Lower-case identifier parts of `text` worth learning (letters only, 3+ chars).
+pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    identifiers(text).flat_map(|id| {
+        split_identifier(id)
+            .into_iter()
+            .filter(|p| p.len() >= 3 && p.len() <= 24 && p.chars().all(|c| c.is_ascii_alphabetic()))
+            .map(|p| p.to_ascii_lowercase())
+            .filter(|p| !is_stopword(p))
+            .collect::<Vec<_>>()
+    })
+}
+
+/// Counts in how many chunks each word occurs and keeps the most frequent.
+pub fn collect_terms<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<(String, u32)> {
+    let mut df: HashMap<String, u32> = HashMap::new();
+    for text in texts {
+        let mut seen: Vec<String> = words(text).collect();
+        seen.sort();
+        seen.dedup();
+        for w in seen {
+            *df.entry(w).or_default() += 1;
+        }
+    }
+    let mut terms: Vec<(String, u32)> = df.into_iter().collect();
+    terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    terms.truncate(MAX_TERMS);
+    terms
+}
+
+impl Vocab {
+    pub fn vector(&self, i: usize) -> &[f32] {
+        &self.vectors[i * self.dims..(i + 1) * self.dims]
+    }
+
+    pub fn position(&self, term: &str) -> Option<usize> {
+        self.terms.iter().position(|t| t == term)
+    }
+
+    /// The `k` terms closest to `query`, best first.
+    pub fn nearest(&self, query: &[f32], k: usize) -> Vec<(usize, f32)> {
+        if self.dims == 0 {
+            return Vec::new();
+        }
+        let mut scored: Vec<(usize, f32)> =
+            (0..self.terms.len()).map(|i| (i, iret_embed::dot(query, self.vector(i)))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.truncate(k);
+        scored
+    }
+}

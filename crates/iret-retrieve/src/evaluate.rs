@@ -1,0 +1,146 @@
+//! Evaluate: a relevance in [0, 1] for every candidate file, with a reason and the task
+//! concepts it leaves uncovered.
+//!
+//! Relevance weighs (a) similarity of the file's best chunk to the ORIGINAL task, on an
+//! absolute scale, (b) coverage of the task's concepts (directly or through the aliases
+//! refine learned), (c) the file's dispatch score relative to the best, and (d) structure:
+//! it defines what the task names, or its name says it. Bands: 0.8–1 implements the
+//! target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
+use crate::dispatch::{ChunkHit, FileHit, Leg};
+use iret_index::tokens::{stem, tokenize};
+use iret_index::Index;
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// Cosine (MiniLM, query ↔ chunk) below which similarity says nothing, and at which it
+/// says all it can.
+const SIM_FLOOR: f32 = 0.15;
+const SIM_CEIL: f32 = 0.55;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Evaluation {
+    pub file: u32,
+    pub path: String,
+    pub relevance: f32,
+    pub reason: String,
+    /// Task concepts this file does not cover.
+    pub missing: Vec<String>,
+    pub chunks: Vec<ChunkHit>,
+    /// Cycle in which the file was (best) evaluated.
+    pub cycle: usize,
+}
+
+/// The task's concepts and the codebase words learned for each.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Concepts {
+    pub words: Vec<String>,
+    /// concept → codebase terms (stemmed) that stand for it.
+    pub aliases: BTreeMap<String, Vec<String>>,
+}
+
+impl Concepts {
+    pub fn new(words: Vec<String>) -> Self {
+        Self { words, aliases: BTreeMap::new() }
+    }
+
+    /// Is `concept` covered by a file with these (stemmed) tokens?
+    pub fn covered(&self, concept: &str, tokens: &HashSet<String>) -> bool {
+        tokens.contains(&stem(concept)) || self.aliases.get(concept).is_some_and(|a| a.iter().any(|t| tokens.contains(t)))
+    }
+}
+
+/// Token sets of files, computed once per loop.
+#[derive(Default)]
+pub struct FileTokens(HashMap<u32, HashSet<String>>);
+
+impl FileTokens {
+    pub fn get(&mut self, index: &Index, file: u32) -> &HashSet<String> {
+        self.0.entry(file).or_insert_with(|| {
+            let f = &index.files[file as usize];
+            let mut set: HashSet<String> = tokenize(&f.path).into_iter().collect();
+            for c in &index.chunks[f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize] {
+                set.extend(tokenize(&c.text));
+            }
+            set
+        })
+    }
+}
+
+pub struct Evaluator<'a> {
+    pub index: &'a Index,
+    pub task_embedding: &'a [f32],
+    pub concepts: &'a Concepts,
+    /// Only the best this-many dispatch files are evaluated.
+    pub max_files: usize,
+}
+
+impl Evaluator<'_> {
+    pub fn evaluate(&self, hits: &[FileHit], cycle: usize, tokens: &mut FileTokens) -> Vec<Evaluation> {
+        let top_score = hits.first().map_or(1.0, |h| h.score).max(1e-6);
+        hits.iter()
+            .take(self.max_files)
+            .map(|hit| {
+                let f = &self.index.files[hit.file as usize];
+                let range = f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize;
+                let sim = if self.task_embedding.is_empty() {
+                    0.0
+                } else {
+                    range.map(|c| iret_embed::dot(self.task_embedding, self.index.vectors.get(c))).fold(f32::MIN, f32::max)
+                };
+                let sim_abs = ((sim - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR)).clamp(0.0, 1.0);
+                let toks = tokens.get(self.index, hit.file);
+                let (covered, missing): (Vec<&String>, Vec<&String>) =
+                    self.concepts.words.iter().partition(|c| self.concepts.covered(c, toks));
+                let coverage = if self.concepts.words.is_empty() { 0.0 } else { covered.len() as f32 / self.concepts.words.len() as f32 };
+                let structural: f32 = if !hit.defines.is_empty() {
+                    1.0
+                } else if !hit.name_words.is_empty() {
+                    0.7
+                } else if !hit.path_words.is_empty() {
+                    0.3
+                } else {
+                    0.0
+                };
+                let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
+                let mut relevance = 0.30 * sim_abs + 0.30 * coverage + 0.25 * rel_score + 0.15 * structural;
+                if hit.noise {
+                    relevance *= 0.8;
+                }
+                let relevance = (relevance * 100.0).round() / 100.0;
+                Evaluation {
+                    file: hit.file,
+                    path: f.path.clone(),
+                    relevance,
+                    reason: reason(self.index, hit, sim, &covered, cycle),
+                    missing: missing.into_iter().cloned().collect(),
+                    chunks: hit.chunks.clone(),
+                    cycle,
+                }
+            })
+            .collect()
+    }
+}
+
+fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: usize) -> String {
+    let mut parts = Vec::new();
+    if !hit.defines.is_empty() {
+        parts.push(format!("defines {}", hit.defines.join(", ")));
+    }
+    if !covered.is_empty() {
+        parts.push(format!("covers {}", covered.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+    }
+    if !hit.name_words.is_empty() {
+        parts.push(format!("file name says {}", hit.name_words.join(", ")));
+    }
+    if let Some(best) = hit.chunks.first() {
+        let c = &index.chunks[best.chunk as usize];
+        let what = if c.symbol.is_empty() { format!("lines {}-{}", c.start_line, c.end_line) } else { c.symbol.clone() };
+        let leg = match best.leg {
+            Leg::Both => "vector+keyword",
+            Leg::Vector => "vector",
+            Leg::Keyword => "keyword",
+        };
+        parts.push(format!("best chunk {what} (cos {sim:.2}, {leg}, cycle {cycle})"));
+    }
+    parts.join("; ")
+}

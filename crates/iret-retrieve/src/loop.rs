@@ -1,0 +1,151 @@
+//! Loop: dispatch → evaluate → refine, at most N cycles, stopping early once enough
+//! files are strongly relevant and no critical gap remains.
+use crate::dispatch::{dispatch, Params, Scope, State};
+use crate::evaluate::{Concepts, Evaluation, Evaluator, FileTokens};
+use crate::query::{analyse, Query};
+use crate::refine::{Refinement, Refiner};
+use iret_embed::Embedder;
+use iret_index::Index;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// Words of a task that say what to do, not what to look for.
+const TASK_WORDS: &[&str] = &[
+    "fix", "bug", "add", "support", "issue", "change", "update", "improve", "make", "need", "should", "want", "new",
+    "problem", "broken", "wrong", "error", "properly", "correctly",
+];
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub cycles: usize,
+    /// Files at or above this relevance are returned.
+    pub min_relevance: f32,
+    /// Stop once this many files reach `strong`.
+    pub enough: usize,
+    pub strong: f32,
+    pub params: Params,
+    /// Files evaluated per cycle.
+    pub evaluate_top: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self { cycles: 3, min_relevance: 0.7, enough: 3, strong: 0.7, params: Params::default(), evaluate_top: 20 }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CycleTrace {
+    pub cycle: usize,
+    /// BM25 terms dispatched (task terms + learned ones).
+    pub terms: Vec<String>,
+    pub candidates: usize,
+    /// Evaluated files, best first: (path, relevance).
+    pub scores: Vec<(String, f32)>,
+    pub refinement: Option<Refinement>,
+    pub stop: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// Every evaluated file (best evaluation across cycles), best first.
+    pub evaluated: Vec<Evaluation>,
+    pub cycles: Vec<CycleTrace>,
+    pub concepts: Concepts,
+}
+
+impl Outcome {
+    /// Files at or above `min`, best first.
+    pub fn relevant(&self, min: f32) -> Vec<&Evaluation> {
+        self.evaluated.iter().filter(|e| e.relevance >= min).collect()
+    }
+}
+
+/// The starting state for `query`: analysed words, embedding, keywords, scope.
+pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<State> {
+    let full = if query.keywords.is_empty() { query.task.clone() } else { format!("{} {}", query.task, query.keywords.join(" ")) };
+    let analysis = analyse(&full);
+    let mut terms: Vec<(String, f32)> = Vec::new();
+    for t in &analysis.terms {
+        if !terms.iter().any(|(x, _)| x == t) {
+            terms.push((t.clone(), 1.0));
+        }
+    }
+    let embedding = embedder.embed(&[&full])?.remove(0);
+    Ok(State {
+        embedding,
+        terms,
+        analysis,
+        scope: Scope::new(&query.include, &query.exclude)?,
+        excluded: HashSet::new(),
+        focus: HashMap::new(),
+    })
+}
+
+pub fn run(index: &Index, embedder: &dyn Embedder, query: &Query, opts: &Options) -> anyhow::Result<Outcome> {
+    let mut state = initial_state(query, embedder)?;
+    let task_embedding = state.embedding.clone();
+    let mut concepts = Concepts::new(state.analysis.concepts.iter().filter(|c| !TASK_WORDS.contains(&c.as_str())).cloned().collect());
+    let mut tokens = FileTokens::default();
+    let mut merged: HashMap<u32, Evaluation> = HashMap::new();
+    let mut cycles = Vec::new();
+    let mut tried = HashSet::new();
+    let refiner = Refiner { index, embedder, task: &query.task };
+
+    for cycle in 1..=opts.cycles.max(1) {
+        let hits = dispatch(index, &state, &opts.params);
+        let evaluator = Evaluator { index, task_embedding: &task_embedding, concepts: &concepts, max_files: opts.evaluate_top };
+        let evals = evaluator.evaluate(&hits, cycle, &mut tokens);
+        for e in &evals {
+            // Aliases learned later can raise a file's coverage; keep its best judgement.
+            let keep = merged.get(&e.file).is_none_or(|old| e.relevance > old.relevance);
+            if keep {
+                merged.insert(e.file, e.clone());
+            }
+        }
+        let mut ranked: Vec<Evaluation> = merged.values().filter(|e| !state.excluded.contains(&e.file)).cloned().collect();
+        sort(&mut ranked);
+        let strong: Vec<&Evaluation> = ranked.iter().filter(|e| e.relevance >= opts.strong).collect();
+        let critical_gaps: Vec<&String> = concepts
+            .words
+            .iter()
+            .filter(|c| !strong.iter().any(|e| concepts.covered(c, tokens.get(index, e.file))))
+            .filter(|c| index.bm25.df(&iret_index::tokens::stem(c)) > 0)
+            .collect();
+        let mut trace = CycleTrace {
+            cycle,
+            terms: state.terms.iter().map(|(t, _)| t.clone()).collect(),
+            candidates: hits.len(),
+            scores: evals.iter().map(|e| (e.path.clone(), e.relevance)).collect(),
+            refinement: None,
+            stop: None,
+        };
+        if strong.len() >= opts.enough && critical_gaps.is_empty() {
+            trace.stop = Some("enough context".into());
+            cycles.push(trace);
+            break;
+        }
+        if cycle == opts.cycles.max(1) {
+            trace.stop = Some("cycle limit".into());
+            cycles.push(trace);
+            break;
+        }
+        let refinement = refiner.refine(&mut state, &mut concepts, &ranked, &mut tokens, &mut tried)?;
+        let nothing_new = refinement.is_empty();
+        trace.refinement = Some(refinement);
+        if nothing_new {
+            trace.stop = Some("nothing left to learn".into());
+            cycles.push(trace);
+            break;
+        }
+        cycles.push(trace);
+    }
+
+    let mut evaluated: Vec<Evaluation> = merged.into_values().filter(|e| !state.excluded.contains(&e.file)).collect();
+    sort(&mut evaluated);
+    Ok(Outcome { evaluated, cycles, concepts })
+}
+
+fn sort(evals: &mut [Evaluation]) {
+    evals.sort_by(|a, b| b.relevance.total_cmp(&a.relevance).then(a.cycle.cmp(&b.cycle)).then(a.path.cmp(&b.path)));
+}

@@ -1,0 +1,90 @@
+//! What a query asks for: the task, optional keywords and path globs, and an analysis
+//! of its words (content terms, code identifiers, symbol lookups).
+use iret_index::tokens::{identifiers, is_stopword, split_identifier, stem, tokenize};
+use serde::{Deserialize, Serialize};
+
+/// The three fields of an initial query, as agents send them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Query {
+    pub task: String,
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    #[serde(default)]
+    pub include: Vec<String>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+}
+
+impl Query {
+    pub fn new(task: impl Into<String>) -> Self {
+        Self { task: task.into(), ..Default::default() }
+    }
+}
+
+/// The words of a task, analysed once.
+#[derive(Debug, Clone)]
+pub struct Analysis {
+    /// Stemmed BM25 terms of the task (and keywords).
+    pub terms: Vec<String>,
+    /// Lower-case content words (unstemmed), the task's concepts.
+    pub concepts: Vec<String>,
+    /// Words written like code (`TRPCError`, `parse_obj`, `app.use`), lower-cased.
+    pub identifiers: Vec<String>,
+    /// The whole query is one identifier or a couple of them: a symbol lookup.
+    pub is_symbol: bool,
+}
+
+fn looks_like_code(word: &str) -> bool {
+    let parts = split_identifier(word).len();
+    parts > 1 || word.contains('_') || word.chars().skip(1).any(|c| c.is_uppercase())
+}
+
+pub fn analyse(text: &str) -> Analysis {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut identifiers_found: Vec<String> = Vec::new();
+    for id in identifiers(text) {
+        let trimmed = id.trim_matches(|c| c == '_' || c == '$');
+        if (looks_like_code(trimmed) || words.len() == 1) && trimmed.len() > 2 {
+            let lower = trimmed.to_lowercase();
+            if !identifiers_found.contains(&lower) {
+                identifiers_found.push(lower);
+            }
+        }
+    }
+    let mut concepts = Vec::new();
+    for id in identifiers(text) {
+        for part in split_identifier(id) {
+            let p = part.to_lowercase();
+            if p.len() > 2 && !is_stopword(&p) && !concepts.contains(&p) {
+                concepts.push(p);
+            }
+        }
+    }
+    let code_words = words.iter().filter(|w| looks_like_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))).count();
+    let is_symbol = !words.is_empty() && (words.len() == 1 || (words.len() <= 3 && code_words * 2 >= words.len()));
+    Analysis { terms: tokenize(text), concepts, identifiers: identifiers_found, is_symbol }
+}
+
+/// The stemmed form used to compare a concept with BM25 terms.
+pub fn concept_stem(concept: &str) -> String {
+    stem(concept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbol_queries_are_detected() {
+        assert!(analyse("TRPCError").is_symbol);
+        assert!(analyse("inferProcedureInput").is_symbol);
+        assert!(analyse("Router").is_symbol);
+        assert!(!analyse("how are routes grouped and registered").is_symbol);
+        assert_eq!(analyse("where is TRPCError thrown").identifiers, vec!["trpcerror"]);
+    }
+
+    #[test]
+    fn concepts_are_content_words() {
+        assert_eq!(analyse("Fix the authentication token expiry bug").concepts, vec!["fix", "authentication", "token", "expiry", "bug"]);
+    }
+}

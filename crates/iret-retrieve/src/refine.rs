@@ -1,0 +1,219 @@
+//! Refine: learn the codebase's own words and aim the next dispatch.
+//!
+//! * Task concepts that no relevant file covers are mapped to the nearest codebase terms
+//!   by embedding ("rate limiting" → throttle); those become aliases and keywords.
+//! * Distinctive identifiers of the most relevant chunks are harvested as keywords.
+//! * The query is re-embedded with the discovered terms.
+//! * Files scored below 0.2 are excluded for good; files that relevant files import (or
+//!   that import them) get a bonus.
+use crate::dispatch::State;
+use crate::evaluate::{Concepts, Evaluation, FileTokens};
+use iret_embed::Embedder;
+use iret_index::tokens::stem;
+use iret_index::vocab::words;
+use iret_index::Index;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
+/// A codebase term must be at least this similar to a concept to stand for it.
+const ALIAS_MIN_SIM: f32 = 0.45;
+const ALIASES_PER_GAP: usize = 2;
+const HARVEST: usize = 3;
+const FOCUS_BONUS: f32 = 0.15;
+pub const IRRELEVANT: f32 = 0.2;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Refinement {
+    /// Concepts nothing relevant covered.
+    pub gaps: Vec<String>,
+    /// concept → learned codebase terms.
+    pub learned: Vec<(String, Vec<String>)>,
+    /// Identifiers harvested from relevant chunks.
+    pub harvested: Vec<String>,
+    pub excluded: Vec<String>,
+    pub focus: Vec<String>,
+}
+
+impl Refinement {
+    pub fn added_terms(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.learned.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
+        t.extend(self.harvested.iter().cloned());
+        t.dedup();
+        t
+    }
+    pub fn is_empty(&self) -> bool {
+        self.learned.is_empty() && self.harvested.is_empty() && self.focus.is_empty()
+    }
+}
+
+pub struct Refiner<'a> {
+    pub index: &'a Index,
+    pub embedder: &'a dyn Embedder,
+    pub task: &'a str,
+}
+
+impl Refiner<'_> {
+    /// Updates `state` and `concepts` from the merged evaluations; returns what changed.
+    pub fn refine(&self, state: &mut State, concepts: &mut Concepts, evals: &[Evaluation], tokens: &mut FileTokens, tried: &mut HashSet<String>) -> anyhow::Result<Refinement> {
+        let mut r = Refinement::default();
+        let related: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).collect();
+        let gaps: Vec<String> = concepts
+            .words
+            .iter()
+            .filter(|c| !related.iter().any(|e| concepts.covered(c, tokens.get(self.index, e.file))))
+            .cloned()
+            .collect();
+        r.gaps = gaps.clone();
+
+        // Map each gap (and adjacent gap pairs, e.g. "rate limiting") to codebase terms.
+        let mut probes: Vec<(String, String)> = Vec::new(); // (concept, probe text)
+        for g in gaps.iter().filter(|g| tried.insert((*g).clone())) {
+            probes.push((g.clone(), g.clone()));
+        }
+        for pair in concepts.words.windows(2) {
+            if gaps.contains(&pair[0]) && gaps.contains(&pair[1]) {
+                probes.push((pair[0].clone(), format!("{} {}", pair[0], pair[1])));
+            }
+        }
+        if !probes.is_empty() && !self.index.vocab.terms.is_empty() {
+            let texts: Vec<&str> = probes.iter().map(|(_, t)| t.as_str()).collect();
+            let vecs = self.embedder.embed(&texts)?;
+            let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
+            let mut learned: HashMap<String, Vec<String>> = HashMap::new();
+            for ((concept, probe), v) in probes.iter().zip(vecs) {
+                let probe_words: HashSet<String> = probe.split(' ').map(stem).collect();
+                let mut picks = Vec::new();
+                for (i, sim) in self.index.vocab.nearest(&v, 8) {
+                    let term = stem(&self.index.vocab.terms[i]);
+                    if sim < ALIAS_MIN_SIM || probe_words.contains(&term) || known.contains(&term) || self.index.bm25.df(&term) == 0 {
+                        continue;
+                    }
+                    if !picks.contains(&term) {
+                        picks.push(term);
+                    }
+                    if picks.len() == ALIASES_PER_GAP {
+                        break;
+                    }
+                }
+                if !picks.is_empty() {
+                    let entry = learned.entry(concept.clone()).or_default();
+                    for p in picks {
+                        if !entry.contains(&p) {
+                            entry.push(p);
+                        }
+                    }
+                }
+            }
+            let mut learned: Vec<(String, Vec<String>)> = learned.into_iter().collect();
+            learned.sort();
+            for (concept, terms) in &learned {
+                let aliases = concepts.aliases.entry(concept.clone()).or_default();
+                for t in terms {
+                    if !aliases.contains(t) {
+                        aliases.push(t.clone());
+                    }
+                }
+            }
+            r.learned = learned;
+        }
+
+        // Harvest distinctive identifiers from the best chunks of the most relevant files.
+        let strong: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.7).take(3).collect();
+        let n = self.index.bm25.num_docs().max(1) as f32;
+        let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).chain(r.added_terms()).collect();
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for e in &strong {
+            if let Some(best) = e.chunks.first() {
+                let mut seen: Vec<String> = words(&self.index.chunks[best.chunk as usize].text).map(|w| stem(&w)).collect();
+                seen.sort();
+                seen.dedup();
+                for w in seen {
+                    *counts.entry(w).or_default() += 1;
+                }
+            }
+        }
+        let mut harvest: Vec<(String, f32)> = counts
+            .into_iter()
+            .filter(|(w, _)| !known.contains(w) && w.len() >= 4)
+            .filter_map(|(w, c)| {
+                let df = self.index.bm25.df(&w) as f32;
+                (df > 0.0 && df / n < 0.05).then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
+            })
+            .collect();
+        harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        r.harvested = harvest.into_iter().take(HARVEST).map(|(w, _)| w).collect();
+
+        // Exclude what was judged irrelevant; aim at neighbours of what is relevant.
+        for e in evals.iter().filter(|e| e.relevance < IRRELEVANT) {
+            if state.excluded.insert(e.file) {
+                r.excluded.push(e.path.clone());
+            }
+        }
+        let relevant: Vec<u32> = evals.iter().filter(|e| e.relevance >= 0.5).map(|e| e.file).collect();
+        for f in neighbours(self.index, &relevant) {
+            if !state.excluded.contains(&f) && !evals.iter().any(|e| e.file == f && e.relevance >= 0.7) && state.focus.insert(f, FOCUS_BONUS).is_none() {
+                r.focus.push(self.index.files[f as usize].path.clone());
+            }
+        }
+
+        // Keywords and a re-embedded query.
+        let added = r.added_terms();
+        for t in &added {
+            if !state.terms.iter().any(|(x, _)| x == t) {
+                state.terms.push((t.clone(), 0.7));
+            }
+        }
+        if !added.is_empty() {
+            let text = format!("{} {}", self.task, added.join(" "));
+            state.embedding = self.embedder.embed(&[&text])?.remove(0);
+        }
+        Ok(r)
+    }
+}
+
+/// Files that `files` import, and files that import them (by module file name).
+pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
+    let stem_of = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let s = name.split('.').next().unwrap_or(name).to_string();
+        if s == "index" || s == "mod" || s == "__init__" {
+            // A folder module is named by its folder.
+            path.rsplit('/').nth(1).unwrap_or(&s).to_string()
+        } else {
+            s
+        }
+    };
+    let targets: HashSet<String> = files.iter().map(|&f| stem_of(&index.files[f as usize].path)).collect();
+    let mut out = Vec::new();
+    for (i, f) in index.files.iter().enumerate() {
+        let i = i as u32;
+        if f.chunk_count == 0 || files.contains(&i) {
+            continue;
+        }
+        let head = &index.chunks[f.first_chunk as usize].text;
+        // They import a file of ours?
+        let imports_ours = import_names(head).any(|m| targets.contains(m));
+        // One of ours imports them?
+        let stem = stem_of(&f.path);
+        let imported = files.iter().any(|&o| {
+            let of = &index.files[o as usize];
+            of.chunk_count > 0 && import_names(&index.chunks[of.first_chunk as usize].text).any(|m| m == stem)
+        });
+        if imports_ours || imported {
+            out.push(i);
+        }
+    }
+    out
+}
+
+/// Module names in import lines (`import x from './a/b'` → b; `use crate::a::b` → b).
+fn import_names(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("import ") || l.starts_with("from ") || l.starts_with("use ") || l.starts_with("#include") || l.contains("require("))
+        .flat_map(|l| {
+            let spec = l.split(['\'', '"', '<', '>']).nth(1).filter(|s| !s.is_empty()).unwrap_or(l);
+            spec.rsplit(['/', ':', '.', ' ']).filter(|s| !s.is_empty() && !matches!(*s, "js" | "ts" | "h" | "hpp" | "index" | "mod" | "*" | ";")).take(1)
+        })
+        .map(|s| s.trim_end_matches([';', '{', '}', ',']))
+}
