@@ -36,6 +36,8 @@ pub struct Manifest {
     pub model_id: String,
     pub dims: usize,
     pub chunker_version: u32,
+    #[serde(default)]
+    pub tokenizer_version: u32,
     pub files: usize,
     pub chunks: usize,
     pub skipped: BTreeMap<String, usize>,
@@ -68,11 +70,13 @@ impl Index {
                 manifest.format_version
             )));
         }
-        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION {
+        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION {
             return Err(corrupt(format!(
-                "built by chunker version {} but this iret chunks with version {}",
+                "built by chunker/tokenizer version {}/{} but this iret uses {}/{}",
                 manifest.chunker_version,
-                iret_chunk::CHUNKER_VERSION
+                manifest.tokenizer_version,
+                iret_chunk::CHUNKER_VERSION,
+                crate::tokens::TOKENIZER_VERSION
             )));
         }
         if let Some(id) = model_id {

@@ -166,6 +166,7 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
         model_id: embedder.model_id().to_string(),
         dims,
         chunker_version: CHUNKER_VERSION,
+        tokenizer_version: crate::tokens::TOKENIZER_VERSION,
         files: files.len(),
         chunks: chunks.len(),
         skipped: skipped.iter().map(|(r, n)| (r.label().to_string(), *n)).collect(),

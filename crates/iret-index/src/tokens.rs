@@ -4,6 +4,9 @@
 //! and letter/digit boundaries; every token is lightly stemmed. `refreshTokens` gives
 //! `refreshtoken` (whole), `refresh`, `token`.
 
+/// Bumped whenever tokens change, so indexes with stale keyword tables are rebuilt.
+pub const TOKENIZER_VERSION: u32 = 2;
+
 /// English words that carry no meaning in a query or a comment.
 const STOPWORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if", "in",
@@ -51,32 +54,40 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
     parts
 }
 
-/// Light suffix stripping, the same for documents and queries.
+/// Light suffix stripping, the same for documents and queries: plurals, then -ing/-ed,
+/// then a final -e or consonant+y (`expiry`/`expired`/`expires` → `expir`,
+/// `throttle`/`throttles`/`throttling` → `throttl`, `queries`/`query` → `quer`).
 pub fn stem(word: &str) -> String {
-    let w = word;
-    let n = w.len();
-    if n <= 3 || !w.is_ascii() {
-        return w.to_string();
+    if word.len() <= 3 || !word.is_ascii() {
+        return word.to_string();
     }
-    for (suffix, repl, min) in [
-        ("ies", "y", 4),
-        ("sses", "ss", 4),
-        ("ing", "", 5),
-        ("ed", "", 4),
-        ("es", "", 5),
-        ("s", "", 3),
-    ] {
-        if let Some(stemmed) = w.strip_suffix(suffix) {
-            if stemmed.len() >= min - repl.len().min(min) && !(suffix == "s" && (w.ends_with("ss") || w.ends_with("us") || w.ends_with("is"))) {
-                let mut s = stemmed.to_string();
-                s.push_str(repl);
-                if s.len() >= 3 {
-                    return s;
-                }
-            }
-        }
+    let mut s = word.to_string();
+    let n = s.len();
+    if s.ends_with("ies") && n > 4 {
+        s.truncate(n - 3);
+        s.push('y');
+    } else if s.ends_with("sses") {
+        s.truncate(n - 2);
+    } else if s.ends_with("ss") || s.ends_with("us") || s.ends_with("is") {
+    } else if s.ends_with("es") && n > 4 && matches!(s.as_bytes()[n - 3], b's' | b'x' | b'z' | b'h') {
+        s.truncate(n - 2);
+    } else if s.ends_with('s') {
+        s.truncate(n - 1);
     }
-    w.to_string()
+    let n = s.len();
+    if s.ends_with("ing") && n >= 6 {
+        s.truncate(n - 3);
+    } else if s.ends_with("ed") && n >= 5 {
+        s.truncate(n - 2);
+    }
+    let n = s.len();
+    let b = s.as_bytes();
+    if n > 4 && b[n - 1] == b'e' {
+        s.truncate(n - 1);
+    } else if n > 4 && b[n - 1] == b'y' && !matches!(b[n - 2], b'a' | b'e' | b'i' | b'o' | b'u') {
+        s.truncate(n - 1);
+    }
+    s
 }
 
 /// Identifier-like runs of `text` (letters, digits, `_`, `$`).
@@ -125,16 +136,24 @@ mod tests {
     fn tokens_keep_whole_identifiers_and_parts() {
         let t = tokenize("refreshTokens()");
         assert_eq!(t, vec!["refreshtoken", "refresh", "token"]);
+        assert_eq!(tokenize("isTokenExpired"), vec!["istokenexpir", "token", "expir"]);
         assert!(tokenize("TRPCError").contains(&"trpcerror".to_string()));
     }
 
     #[test]
     fn stemming_is_light_and_shared() {
         assert_eq!(stem("tokens"), "token");
-        assert_eq!(stem("queries"), "query");
-        assert_eq!(stem("routing"), "rout");
+        for w in ["expiry", "expired", "expires"] {
+            assert_eq!(stem(w), "expir", "{w}");
+        }
+        for w in ["throttle", "throttles", "throttling", "throttled"] {
+            assert_eq!(stem(w), "throttl", "{w}");
+        }
+        assert_eq!(stem("queries"), stem("query"));
+        assert_eq!(stem("routes"), stem("routing"));
+        assert_eq!(stem("classes"), "class");
         assert_eq!(stem("status"), "status");
-        assert_eq!(stem("class"), "class");
+        assert_eq!(stem("rate"), "rate");
         assert_eq!(stem("is"), "is");
     }
 

@@ -141,6 +141,8 @@ pub struct FileHit {
     pub name_words: Vec<String>,
     pub path_words: Vec<String>,
     pub noise: bool,
+    /// Refine aimed at this file (it imports, or is imported by, a relevant file).
+    pub focused: bool,
 }
 
 const NOISE_DIRS: &[&str] = &[
@@ -201,7 +203,8 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
     for hit in fused {
         by_file.entry(index.chunks[hit.chunk as usize].file).or_default().push(hit);
     }
-    let query_stems: HashSet<String> = state.analysis.terms.iter().cloned().collect();
+    // Task words and the codebase words refine learned for them.
+    let query_stems: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
     let wants_noise = state.analysis.concepts.iter().any(|c| matches!(c.as_str(), "test" | "tests" | "example" | "examples" | "spec" | "benchmark"));
 
     let mut files: Vec<FileHit> = by_file
@@ -246,10 +249,8 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
             if noise && !wants_noise {
                 score *= params.noise_factor;
             }
-            if let Some(bonus) = state.focus.get(&file) {
-                score += bonus;
-            }
-            FileHit { file, score, chunks, defines, name_words, path_words, noise }
+            let focused = state.focus.get(&file).inspect(|bonus| score += *bonus).is_some();
+            FileHit { file, score, chunks, defines, name_words, path_words, noise, focused }
         })
         .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.file.cmp(&b.file)));

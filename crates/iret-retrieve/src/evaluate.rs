@@ -95,14 +95,16 @@ impl Evaluator<'_> {
                 let structural: f32 = if !hit.defines.is_empty() {
                     1.0
                 } else if !hit.name_words.is_empty() {
-                    0.7
+                    0.8
+                } else if hit.focused {
+                    0.6
                 } else if !hit.path_words.is_empty() {
-                    0.3
+                    0.4
                 } else {
                     0.0
                 };
                 let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
-                let mut relevance = 0.30 * sim_abs + 0.30 * coverage + 0.25 * rel_score + 0.15 * structural;
+                let mut relevance = 0.30 * sim_abs + 0.30 * coverage + 0.20 * rel_score + 0.20 * structural;
                 if hit.noise {
                     relevance *= 0.8;
                 }
@@ -131,6 +133,9 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
     }
     if !hit.name_words.is_empty() {
         parts.push(format!("file name says {}", hit.name_words.join(", ")));
+    }
+    if hit.focused {
+        parts.push("connected to a relevant file".into());
     }
     if let Some(best) = hit.chunks.first() {
         let c = &index.chunks[best.chunk as usize];

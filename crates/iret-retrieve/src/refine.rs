@@ -19,6 +19,8 @@ use std::collections::{HashMap, HashSet};
 const ALIAS_MIN_SIM: f32 = 0.45;
 const ALIASES_PER_GAP: usize = 2;
 const HARVEST: usize = 3;
+/// A harvested word occurs in at most this share of chunks.
+const MAX_HARVEST_DF: f32 = 0.15;
 const FOCUS_BONUS: f32 = 0.15;
 pub const IRRELEVANT: f32 = 0.2;
 
@@ -65,22 +67,33 @@ impl Refiner<'_> {
             .collect();
         r.gaps = gaps.clone();
 
-        // Map each gap (and adjacent gap pairs, e.g. "rate limiting") to codebase terms.
-        let mut probes: Vec<(String, String)> = Vec::new(); // (concept, probe text)
-        for g in gaps.iter().filter(|g| tried.insert((*g).clone())) {
-            probes.push((g.clone(), g.clone()));
-        }
-        for pair in concepts.words.windows(2) {
-            if gaps.contains(&pair[0]) && gaps.contains(&pair[1]) {
-                probes.push((pair[0].clone(), format!("{} {}", pair[0], pair[1])));
+        // Map each gap to codebase terms. Adjacent gaps are one concept ("rate limiting"):
+        // probe the phrase, not its ambiguous words ("rate" alone is also a price).
+        let mut probes: Vec<(Vec<String>, String)> = Vec::new(); // (concepts, probe text)
+        let mut i = 0;
+        while i < concepts.words.len() {
+            let w = &concepts.words[i];
+            let next = concepts.words.get(i + 1);
+            if gaps.contains(w) && next.is_some_and(|n| gaps.contains(n)) {
+                let n = next.unwrap();
+                let phrase = format!("{w} {n}");
+                if tried.insert(phrase.clone()) {
+                    probes.push((vec![w.clone(), n.clone()], phrase));
+                }
+                i += 2;
+                continue;
             }
+            if gaps.contains(w) && tried.insert(w.clone()) {
+                probes.push((vec![w.clone()], w.clone()));
+            }
+            i += 1;
         }
         if !probes.is_empty() && !self.index.vocab.terms.is_empty() {
             let texts: Vec<&str> = probes.iter().map(|(_, t)| t.as_str()).collect();
             let vecs = self.embedder.embed(&texts)?;
             let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
             let mut learned: HashMap<String, Vec<String>> = HashMap::new();
-            for ((concept, probe), v) in probes.iter().zip(vecs) {
+            for ((owners, probe), v) in probes.iter().zip(vecs) {
                 let probe_words: HashSet<String> = probe.split(' ').map(stem).collect();
                 let mut picks = Vec::new();
                 for (i, sim) in self.index.vocab.nearest(&v, 8) {
@@ -95,14 +108,15 @@ impl Refiner<'_> {
                         break;
                     }
                 }
-                if !picks.is_empty() {
+                for concept in owners {
                     let entry = learned.entry(concept.clone()).or_default();
-                    for p in picks {
-                        if !entry.contains(&p) {
-                            entry.push(p);
+                    for p in &picks {
+                        if !entry.contains(p) {
+                            entry.push(p.clone());
                         }
                     }
                 }
+                learned.retain(|_, v| !v.is_empty());
             }
             let mut learned: Vec<(String, Vec<String>)> = learned.into_iter().collect();
             learned.sort();
@@ -117,27 +131,32 @@ impl Refiner<'_> {
             r.learned = learned;
         }
 
-        // Harvest distinctive identifiers from the best chunks of the most relevant files.
-        let strong: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.7).take(3).collect();
+        // Harvest distinctive identifiers from the best chunks of the related files.
+        let strong: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).take(3).collect();
         let n = self.index.bm25.num_docs().max(1) as f32;
         let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).chain(r.added_terms()).collect();
         let mut counts: HashMap<String, usize> = HashMap::new();
         for e in &strong {
+            // Code identifiers of the best chunk (comment prose is not the codebase's
+            // vocabulary) and the file's folder names (code is organised by concept).
+            let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| words(dir).map(|w| stem(&w)).collect());
             if let Some(best) = e.chunks.first() {
-                let mut seen: Vec<String> = words(&self.index.chunks[best.chunk as usize].text).map(|w| stem(&w)).collect();
-                seen.sort();
-                seen.dedup();
-                for w in seen {
-                    *counts.entry(w).or_default() += 1;
-                }
+                let code = code_lines(&self.index.chunks[best.chunk as usize].text);
+                seen.extend(words(&code).map(|w| stem(&w)));
+            }
+            seen.sort();
+            seen.dedup();
+            for w in seen {
+                *counts.entry(w).or_default() += 1;
             }
         }
         let mut harvest: Vec<(String, f32)> = counts
             .into_iter()
-            .filter(|(w, _)| !known.contains(w) && w.len() >= 4)
+            .filter(|(w, _)| !known.contains(w) && w.len() >= 4 && !CODE_KEYWORDS.contains(&w.as_str()))
             .filter_map(|(w, c)| {
                 let df = self.index.bm25.df(&w) as f32;
-                (df > 0.0 && df / n < 0.05).then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
+                // Shared by the related chunks, yet not everywhere in the codebase.
+                (df > 0.0 && df / n < MAX_HARVEST_DF).then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -149,9 +168,10 @@ impl Refiner<'_> {
                 r.excluded.push(e.path.clone());
             }
         }
-        let relevant: Vec<u32> = evals.iter().filter(|e| e.relevance >= 0.5).map(|e| e.file).collect();
-        for f in neighbours(self.index, &relevant) {
-            if !state.excluded.contains(&f) && !evals.iter().any(|e| e.file == f && e.relevance >= 0.7) && state.focus.insert(f, FOCUS_BONUS).is_none() {
+        let related: Vec<u32> = evals.iter().filter(|e| e.relevance >= 0.5).map(|e| e.file).collect();
+        for f in neighbours(self.index, &related) {
+            let strong = evals.iter().any(|e| e.file == f && e.relevance >= 0.7);
+            if !state.excluded.contains(&f) && !strong && state.focus.insert(f, FOCUS_BONUS).is_none() {
                 r.focus.push(self.index.files[f as usize].path.clone());
             }
         }
@@ -171,7 +191,28 @@ impl Refiner<'_> {
     }
 }
 
-/// Files that `files` import, and files that import them (by module file name).
+/// Keywords and built-in names of common languages: syntax, not vocabulary.
+const CODE_KEYWORDS: &[&str] = &[
+    "throw", "return", "const", "function", "class", "export", "import", "async", "await", "this", "self", "true",
+    "false", "null", "undefined", "string", "number", "boolean", "void", "public", "private", "protected", "static",
+    "pass", "none", "impl", "struct", "func", "package", "type", "interface", "extend", "implement", "catch", "else",
+    "while", "break", "continue", "switch", "case", "default", "from", "require", "module", "new", "let", "var",
+    "def", "elif", "lambda", "yield", "final", "abstract", "override", "object", "promise", "error", "value", "math",
+];
+
+/// The lines of `text` that are code, not comments.
+fn code_lines(text: &str) -> String {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !(t.starts_with("//") || t.starts_with("/*") || t.starts_with('*') || t.starts_with('#') || t.starts_with("--") || t.starts_with("\"\"\""))
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Files that `files` import, and files that import them (by module file name); a file of
+/// `files` counts when it is connected to another one.
 pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
     let stem_of = |path: &str| {
         let name = path.rsplit('/').next().unwrap_or(path);
@@ -183,21 +224,21 @@ pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
             s
         }
     };
-    let targets: HashSet<String> = files.iter().map(|&f| stem_of(&index.files[f as usize].path)).collect();
+    let stems: Vec<(u32, String)> = files.iter().map(|&f| (f, stem_of(&index.files[f as usize].path))).collect();
     let mut out = Vec::new();
     for (i, f) in index.files.iter().enumerate() {
         let i = i as u32;
-        if f.chunk_count == 0 || files.contains(&i) {
+        if f.chunk_count == 0 {
             continue;
         }
         let head = &index.chunks[f.first_chunk as usize].text;
-        // They import a file of ours?
-        let imports_ours = import_names(head).any(|m| targets.contains(m));
-        // One of ours imports them?
+        // They import one of `files` (other than themselves)?
+        let imports_ours = import_names(head).any(|m| stems.iter().any(|(o, s)| *o != i && s == m));
+        // One of `files` imports them?
         let stem = stem_of(&f.path);
         let imported = files.iter().any(|&o| {
             let of = &index.files[o as usize];
-            of.chunk_count > 0 && import_names(&index.chunks[of.first_chunk as usize].text).any(|m| m == stem)
+            o != i && of.chunk_count > 0 && import_names(&index.chunks[of.first_chunk as usize].text).any(|m| m == stem)
         });
         if imports_ours || imported {
             out.push(i);

@@ -1,0 +1,115 @@
+//! The `iret` binary end to end: index, search (text, JSON, stdin JSON, globs), errors on
+//! missing/corrupt indexes and hostile input.
+mod common;
+use common::*;
+
+#[test]
+fn token_expiry_single_shot_puts_a_token_file_in_the_top_3() {
+    let doc = search_json(indexed_fixture(), "token expiry", &["--cycles", "1", "--min-relevance", "0"]);
+    let top3: Vec<String> = paths(&doc).into_iter().take(3).collect();
+    assert!(top3.iter().any(|p| p.ends_with("tokens.ts") || p.ends_with("jwt-utils.ts")), "{top3:?}");
+}
+
+#[test]
+fn text_output_is_path_and_lines() {
+    let out = run(iret().args(["search", "token expiry", "-C"]).arg(indexed_fixture()));
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.lines().any(|l| l.trim_start().starts_with("src/auth/") && l.contains(".ts:")), "{text}");
+}
+
+#[test]
+fn include_and_exclude_globs_apply_before_ranking() {
+    let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0", "--include", "src/middleware/**"]);
+    let files = paths(&doc);
+    assert!(!files.is_empty());
+    assert!(files.iter().all(|p| p.starts_with("src/middleware/")), "{files:?}");
+
+    let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0", "--exclude", "auth"]);
+    assert!(paths(&doc).iter().all(|p| !p.contains("/auth/")), "{:?}", paths(&doc));
+}
+
+#[test]
+fn stdin_json_query() {
+    use std::io::Write;
+    let mut child = iret()
+        .args(["search", "--stdin-json", "--json", "-C"])
+        .arg(indexed_fixture())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"task": "token expiry", "keywords": ["isTokenExpired"], "include": ["src/auth/**"]}"#)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["query"]["keywords"][0], "isTokenExpired");
+    assert!(paths(&doc).iter().all(|p| p.starts_with("src/auth/")));
+}
+
+#[test]
+fn search_without_an_index_says_to_run_iret_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(iret().args(["search", "anything", "-C"]).arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("iret index"), "{err}");
+}
+
+#[test]
+fn index_of_a_missing_folder_fails_cleanly() {
+    let out = run(iret().args(["index", "/nonexistent/iret-test-path"]));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a directory"));
+}
+
+#[test]
+fn corrupt_index_is_a_clear_error_then_rebuilds() {
+    let dir = private_copy();
+    let gen = std::fs::read_to_string(dir.path().join(".iret/CURRENT")).unwrap();
+    let chunks = dir.path().join(".iret").join(gen.trim()).join("chunks.bin");
+    let len = std::fs::metadata(&chunks).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&chunks).unwrap().set_len(len / 2).unwrap();
+    let out = run(iret().args(["search", "token expiry", "-C"]).arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unreadable") && err.contains("iret index"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let out = run(iret().arg("index").arg(dir.path()));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc = search_json(dir.path(), "token expiry", &["--min-relevance", "0"]);
+    assert!(!paths(&doc).is_empty());
+}
+
+#[test]
+fn hostile_files_are_skipped_and_counted() {
+    let dir = private_copy();
+    let root = dir.path();
+    std::fs::write(root.join("src/blob.ts"), [0u8, 159, 146, 150, 0, 1, 2]).unwrap();
+    std::fs::write(root.join("src/latin1.ts"), b"const caf\xe9 = 1;\n").unwrap();
+    std::fs::write(root.join("src/huge.ts"), "x".repeat(2 * 1024 * 1024)).unwrap();
+    std::fs::write(root.join("src/bundle.min.js"), "var a=1;".repeat(4000)).unwrap();
+    std::fs::write(root.join("src/broken.ts"), "export class { function ((( {{{ <<<").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(root.join("src"), root.join("src/loop")).unwrap();
+    let out = run(iret().arg("index").arg(root));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = String::from_utf8_lossy(&out.stderr);
+    for reason in ["binary", "invalid UTF-8", "over 1 MB", "minified"] {
+        assert!(summary.contains(reason), "summary lacks {reason}: {summary}");
+    }
+    let doc = search_json(root, "token expiry", &["--min-relevance", "0"]);
+    assert!(!paths(&doc).iter().any(|p| p.contains("loop/")), "symlinks are not followed");
+}
+
+#[test]
+fn empty_task_is_rejected() {
+    let out = run(iret().args(["search", "  ", "-C"]).arg(indexed_fixture()));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
+}

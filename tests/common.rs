@@ -1,0 +1,61 @@
+//! Shared helpers for the integration tests: run the real `iret` binary on copies of the
+//! fixture repository, indexed once per test binary.
+#![allow(dead_code)]
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub fn iret() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_iret"))
+}
+
+pub fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/ts-app")
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// A copy of the fixture, indexed once and shared read-only by the tests of one binary.
+pub fn indexed_fixture() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        copy_dir(&fixture(), dir.path());
+        let out = iret().arg("index").arg(dir.path()).output().unwrap();
+        assert!(out.status.success(), "iret index failed: {}", String::from_utf8_lossy(&out.stderr));
+        dir
+    })
+    .path()
+}
+
+/// A private copy of the indexed fixture (index and embedding cache included).
+pub fn private_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(indexed_fixture(), dir.path());
+    dir
+}
+
+pub fn run(cmd: &mut Command) -> Output {
+    cmd.output().unwrap()
+}
+
+pub fn search_json(root: &Path, task: &str, extra: &[&str]) -> serde_json::Value {
+    let out = run(iret().args(["search", task, "--json", "-C"]).arg(root).args(extra));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+}
+
+pub fn paths(doc: &serde_json::Value) -> Vec<String> {
+    doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+}
