@@ -21,6 +21,8 @@ pub enum Command {
     Index(commands::index::Args),
     /// Find the files that matter for a task (evaluate-and-refine loop; --cycles 1 = single shot)
     Search(commands::search::Args),
+    /// Show the index: files, chunks, stale files, size on disk, model, format
+    Status(commands::status::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),
 }
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Command::Index(args) => commands::index::run(&cli, args),
         Command::Search(args) => commands::search::run_search(&cli, args),
         Command::Bench(args) => commands::bench::run(&cli, args),
+        Command::Status(args) => commands::status::run(args),
     };
     match result {
         Ok(code) => code,

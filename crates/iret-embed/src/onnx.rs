@@ -4,18 +4,45 @@ use crate::{normalize, runtime, EmbedError, Embedder};
 use fastembed::{
     InitOptionsUserDefined, Pooling, TextEmbedding, TokenizerFiles, UserDefinedEmbeddingModel,
 };
-use std::path::Path;
-use std::sync::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
+/// The ONNX session is created on the first `embed` call: a re-index that finds every
+/// chunk in the embedding cache never loads the model.
 pub struct OnnxEmbedder {
     id: String,
     dims: usize,
-    inner: Mutex<TextEmbedding>,
+    dir: PathBuf,
+    inner: OnceLock<Mutex<TextEmbedding>>,
 }
 
 impl OnnxEmbedder {
-    /// Loads `dir` (a folder with manifest.json, model.onnx and tokenizer files).
+    /// Opens `dir` (a folder with manifest.json, model.onnx and tokenizer files). The
+    /// manifest and files are checked now; the session is created on first use.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
+        let manifest = ModelManifest::load(dir)?;
+        for name in [manifest.onnx.as_str(), "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"] {
+            if !dir.join(name).is_file() {
+                return Err(EmbedError::ModelInvalid { dir: dir.display().to_string(), reason: format!("{name} is missing") });
+            }
+        }
+        Ok(Self {
+            id: format!("{}@{}", manifest.id, &manifest.onnx_sha256[..12.min(manifest.onnx_sha256.len())]),
+            dims: manifest.dims,
+            dir: dir.to_path_buf(),
+            inner: OnceLock::new(),
+        })
+    }
+
+    fn session(&self) -> Result<&Mutex<TextEmbedding>, EmbedError> {
+        if let Some(s) = self.inner.get() {
+            return Ok(s);
+        }
+        let session = Self::create(&self.dir)?;
+        Ok(self.inner.get_or_init(|| Mutex::new(session)))
+    }
+
+    fn create(dir: &Path) -> Result<TextEmbedding, EmbedError> {
         let manifest = ModelManifest::load(dir)?;
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| EmbedError::ModelInvalid {
@@ -35,16 +62,9 @@ impl OnnxEmbedder {
         let options = InitOptionsUserDefined::new()
             .with_environment(env)
             .with_max_length(manifest.max_length);
-        let inner = TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
-            EmbedError::ModelInvalid {
-                dir: dir.display().to_string(),
-                reason: e.to_string(),
-            }
-        })?;
-        Ok(Self {
-            id: format!("{}@{}", manifest.id, &manifest.onnx_sha256[..12.min(manifest.onnx_sha256.len())]),
-            dims: manifest.dims,
-            inner: Mutex::new(inner),
+        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| EmbedError::ModelInvalid {
+            dir: dir.display().to_string(),
+            reason: e.to_string(),
         })
     }
 }
@@ -60,7 +80,7 @@ impl Embedder for OnnxEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let mut model = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut model = self.session()?.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = model
             .embed(texts, Some(texts.len()))
             .map_err(|e| EmbedError::Inference(e.to_string()))?;

@@ -41,6 +41,9 @@ pub struct Manifest {
     pub files: usize,
     pub chunks: usize,
     pub skipped: BTreeMap<String, usize>,
+    /// Source files that were skipped (binary, too large, …), relative paths.
+    #[serde(default)]
+    pub skipped_files: Vec<String>,
     pub built_unix: u64,
 }
 

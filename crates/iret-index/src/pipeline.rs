@@ -103,9 +103,13 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
 
     let mut files = Vec::new();
     let mut chunks = Vec::new();
-    for p in parsed {
+    let mut skipped_files = Vec::new();
+    for (p, found) in parsed.into_iter().zip(&walked.files) {
         match p {
-            Err(reason) => *skipped.entry(reason).or_default() += 1,
+            Err(reason) => {
+                *skipped.entry(reason).or_default() += 1;
+                skipped_files.push(found.rel.clone());
+            }
             Ok((f, lang, hash, file_chunks)) => {
                 let first = chunks.len() as u32;
                 for c in file_chunks {
@@ -170,6 +174,7 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
         files: files.len(),
         chunks: chunks.len(),
         skipped: skipped.iter().map(|(r, n)| (r.label().to_string(), *n)).collect(),
+        skipped_files,
         built_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
     };
     let tmp = store.begin()?;

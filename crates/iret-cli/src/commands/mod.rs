@@ -1,6 +1,7 @@
 pub mod bench;
 pub mod index;
 pub mod search;
+pub mod status;
 
 use crate::Cli;
 use iret_embed::{locate_model_dir, OnnxEmbedder};

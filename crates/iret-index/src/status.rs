@@ -1,0 +1,66 @@
+//! What `iret status` reports: the live index and how far the working tree has moved on.
+use crate::index::Index;
+use crate::store::StoreError;
+use crate::walk::walk;
+use std::collections::HashMap;
+use std::path::Path;
+
+#[derive(Debug, serde::Serialize)]
+pub struct Status {
+    pub generation: String,
+    pub model_id: String,
+    pub format_version: u32,
+    pub chunker_version: u32,
+    pub files: usize,
+    pub chunks: usize,
+    /// Indexed files whose size or mtime changed since.
+    pub modified: Vec<String>,
+    /// Source files not in the index.
+    pub added: Vec<String>,
+    /// Indexed files that are gone.
+    pub deleted: Vec<String>,
+    pub bytes_on_disk: u64,
+    pub built_unix: u64,
+}
+
+impl Status {
+    pub fn stale(&self) -> usize {
+        self.modified.len() + self.added.len() + self.deleted.len()
+    }
+}
+
+pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
+    let index = Index::open(index_dir, None)?;
+    let walked = walk(root);
+    let known: HashMap<&str, (u64, u128)> = index.files.iter().map(|f| (f.path.as_str(), (f.size, f.mtime_ns))).collect();
+    let mut modified = Vec::new();
+    let mut added = Vec::new();
+    for f in &walked.files {
+        match known.get(f.rel.as_str()) {
+            Some(&(size, mtime)) if size == f.size && mtime == f.mtime_ns => {}
+            Some(_) => modified.push(f.rel.clone()),
+            None if index.manifest.skipped_files.contains(&f.rel) => {}
+            None => added.push(f.rel.clone()),
+        }
+    }
+    let present: std::collections::HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
+    let deleted = index.files.iter().filter(|f| !present.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
+    let bytes_on_disk = dir_size(&index.generation) + std::fs::metadata(index_dir.join("embeddings.bin")).map_or(0, |m| m.len());
+    Ok(Status {
+        generation: index.generation.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
+        model_id: index.manifest.model_id.clone(),
+        format_version: index.manifest.format_version,
+        chunker_version: index.manifest.chunker_version,
+        files: index.files.len(),
+        chunks: index.chunks.len(),
+        modified,
+        added,
+        deleted,
+        bytes_on_disk,
+        built_unix: index.manifest.built_unix,
+    })
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    std::fs::read_dir(dir).map_or(0, |rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+}
