@@ -20,7 +20,10 @@ fn chunk_texts() -> Vec<String> {
 }
 
 fn iret_chunk_texts(src: &str) -> Vec<String> {
-    src.split("\n\n").filter(|s| s.trim().len() > 40).map(String::from).collect()
+    src.split("\n\n")
+        .filter(|s| s.trim().len() > 40)
+        .map(String::from)
+        .collect()
 }
 
 fn bench(c: &mut Criterion) {
@@ -30,8 +33,16 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("embed");
     g.sample_size(10);
     g.throughput(Throughput::Elements(refs.len() as u64));
-    g.bench_function("batch_of_32_chunks", |b| b.iter(|| model.embed(&refs).unwrap()));
-    g.bench_function("one_query", |b| b.iter(|| model.embed(&["Add rate limiting to API endpoints"]).unwrap()));
+    g.bench_function("batch_of_32_chunks", |b| {
+        b.iter(|| model.embed(&refs).unwrap())
+    });
+    g.bench_function("one_query", |b| {
+        b.iter(|| {
+            model
+                .embed(&["Add rate limiting to API endpoints"])
+                .unwrap()
+        })
+    });
     g.finish();
 
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/ts-app");

@@ -8,15 +8,46 @@ use iret_index::Index;
 use iret_retrieve::{run, search_once, Options, Params, Query};
 
 const WORDS: &[&str] = &[
-    "token", "session", "router", "handler", "cache", "query", "schema", "parse", "validate", "middleware", "throttle",
-    "request", "response", "user", "order", "payment", "email", "config", "logger", "event", "stream", "buffer",
-    "encode", "decode", "serialize", "field", "error", "retry", "timeout", "connection", "pool", "migration",
+    "token",
+    "session",
+    "router",
+    "handler",
+    "cache",
+    "query",
+    "schema",
+    "parse",
+    "validate",
+    "middleware",
+    "throttle",
+    "request",
+    "response",
+    "user",
+    "order",
+    "payment",
+    "email",
+    "config",
+    "logger",
+    "event",
+    "stream",
+    "buffer",
+    "encode",
+    "decode",
+    "serialize",
+    "field",
+    "error",
+    "retry",
+    "timeout",
+    "connection",
+    "pool",
+    "migration",
 ];
 
 fn corpus(dir: &std::path::Path, files: usize, fns_per_file: usize) {
     let mut seed = 7u64;
     let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (seed >> 33) as usize
     };
     for f in 0..files {
@@ -24,7 +55,11 @@ fn corpus(dir: &std::path::Path, files: usize, fns_per_file: usize) {
         for i in 0..fns_per_file {
             let a = WORDS[next() % WORDS.len()];
             let b = WORDS[next() % WORDS.len()];
-            src.push_str(&format!("export function {a}{}{i}(input: {}Options) {{\n", capitalise(b), capitalise(a)));
+            src.push_str(&format!(
+                "export function {a}{}{i}(input: {}Options) {{\n",
+                capitalise(b),
+                capitalise(a)
+            ));
             for _ in 0..6 {
                 let c = WORDS[next() % WORDS.len()];
                 src.push_str(&format!("  const {c}{i} = {b}.{c}(input.{a});\n"));
@@ -33,13 +68,20 @@ fn corpus(dir: &std::path::Path, files: usize, fns_per_file: usize) {
         }
         let sub = WORDS[f % WORDS.len()];
         std::fs::create_dir_all(dir.join(sub)).unwrap();
-        std::fs::write(dir.join(sub).join(format!("{}_{f}.ts", WORDS[(f * 7) % WORDS.len()])), src).unwrap();
+        std::fs::write(
+            dir.join(sub)
+                .join(format!("{}_{f}.ts", WORDS[(f * 7) % WORDS.len()])),
+            src,
+        )
+        .unwrap();
     }
 }
 
 fn capitalise(s: &str) -> String {
     let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
 }
 
 fn bench(c: &mut Criterion) {
@@ -52,9 +94,16 @@ fn bench(c: &mut Criterion) {
     let index = Index::open(idx.path(), None).unwrap();
     let query = Query::new("Add rate limiting to the request handler middleware");
     let mut g = c.benchmark_group(format!("query_{}_chunks", report.chunks));
-    g.bench_function("dispatch_single_shot", |b| b.iter(|| search_once(&index, &embedder, &query, &Params::default()).unwrap()));
-    let opts = Options { enough: usize::MAX, ..Options::default() }; // always run all 3 cycles
-    g.bench_function("loop_3_cycles", |b| b.iter(|| run(&index, &embedder, &query, &opts).unwrap()));
+    g.bench_function("dispatch_single_shot", |b| {
+        b.iter(|| search_once(&index, &embedder, &query, &Params::default()).unwrap())
+    });
+    let opts = Options {
+        enough: usize::MAX,
+        ..Options::default()
+    }; // always run all 3 cycles
+    g.bench_function("loop_3_cycles", |b| {
+        b.iter(|| run(&index, &embedder, &query, &opts).unwrap())
+    });
     g.finish();
 }
 

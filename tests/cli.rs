@@ -5,28 +5,57 @@ use common::*;
 
 #[test]
 fn token_expiry_single_shot_puts_a_token_file_in_the_top_3() {
-    let doc = search_json(indexed_fixture(), "token expiry", &["--cycles", "1", "--min-relevance", "0"]);
+    let doc = search_json(
+        indexed_fixture(),
+        "token expiry",
+        &["--cycles", "1", "--min-relevance", "0"],
+    );
     let top3: Vec<String> = paths(&doc).into_iter().take(3).collect();
-    assert!(top3.iter().any(|p| p.ends_with("tokens.ts") || p.ends_with("jwt-utils.ts")), "{top3:?}");
+    assert!(
+        top3.iter()
+            .any(|p| p.ends_with("tokens.ts") || p.ends_with("jwt-utils.ts")),
+        "{top3:?}"
+    );
 }
 
 #[test]
 fn text_output_is_path_and_lines() {
-    let out = run(iret().args(["search", "token expiry", "-C"]).arg(indexed_fixture()));
+    let out = run(iret()
+        .args(["search", "token expiry", "-C"])
+        .arg(indexed_fixture()));
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.lines().any(|l| l.trim_start().starts_with("src/auth/") && l.contains(".ts:")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.trim_start().starts_with("src/auth/") && l.contains(".ts:")),
+        "{text}"
+    );
 }
 
 #[test]
 fn include_and_exclude_globs_apply_before_ranking() {
-    let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0", "--include", "src/middleware/**"]);
+    let doc = search_json(
+        indexed_fixture(),
+        "token expiry",
+        &["--min-relevance", "0", "--include", "src/middleware/**"],
+    );
     let files = paths(&doc);
     assert!(!files.is_empty());
-    assert!(files.iter().all(|p| p.starts_with("src/middleware/")), "{files:?}");
+    assert!(
+        files.iter().all(|p| p.starts_with("src/middleware/")),
+        "{files:?}"
+    );
 
-    let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0", "--exclude", "auth"]);
-    assert!(paths(&doc).iter().all(|p| !p.contains("/auth/")), "{:?}", paths(&doc));
+    let doc = search_json(
+        indexed_fixture(),
+        "token expiry",
+        &["--min-relevance", "0", "--exclude", "auth"],
+    );
+    assert!(
+        paths(&doc).iter().all(|p| !p.contains("/auth/")),
+        "{:?}",
+        paths(&doc)
+    );
 }
 
 #[test]
@@ -73,15 +102,34 @@ fn corrupt_index_is_a_clear_error_then_rebuilds() {
     let gen = std::fs::read_to_string(dir.path().join(".iret/CURRENT")).unwrap();
     let chunks = dir.path().join(".iret").join(gen.trim()).join("chunks.bin");
     let len = std::fs::metadata(&chunks).unwrap().len();
-    std::fs::OpenOptions::new().write(true).open(&chunks).unwrap().set_len(len / 2).unwrap();
-    let out = run(iret().args(["search", "token expiry", "-C"]).arg(dir.path()));
-    assert_eq!(out.status.code(), Some(2), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&chunks)
+        .unwrap()
+        .set_len(len / 2)
+        .unwrap();
+    let out = run(iret()
+        .args(["search", "token expiry", "-C"])
+        .arg(dir.path()));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("unreadable") && err.contains("iret index"), "{err}");
+    assert!(
+        err.contains("unreadable") && err.contains("iret index"),
+        "{err}"
+    );
     assert!(!err.contains("panicked"), "{err}");
 
     let out = run(iret().arg("index").arg(dir.path()));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let doc = search_json(dir.path(), "token expiry", &["--min-relevance", "0"]);
     assert!(!paths(&doc).is_empty());
 }
@@ -94,17 +142,31 @@ fn hostile_files_are_skipped_and_counted() {
     std::fs::write(root.join("src/latin1.ts"), b"const caf\xe9 = 1;\n").unwrap();
     std::fs::write(root.join("src/huge.ts"), "x".repeat(2 * 1024 * 1024)).unwrap();
     std::fs::write(root.join("src/bundle.min.js"), "var a=1;".repeat(4000)).unwrap();
-    std::fs::write(root.join("src/broken.ts"), "export class { function ((( {{{ <<<").unwrap();
+    std::fs::write(
+        root.join("src/broken.ts"),
+        "export class { function ((( {{{ <<<",
+    )
+    .unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(root.join("src"), root.join("src/loop")).unwrap();
     let out = run(iret().arg("index").arg(root));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let summary = String::from_utf8_lossy(&out.stderr);
     for reason in ["binary", "invalid UTF-8", "over 1 MB", "minified"] {
-        assert!(summary.contains(reason), "summary lacks {reason}: {summary}");
+        assert!(
+            summary.contains(reason),
+            "summary lacks {reason}: {summary}"
+        );
     }
     let doc = search_json(root, "token expiry", &["--min-relevance", "0"]);
-    assert!(!paths(&doc).iter().any(|p| p.contains("loop/")), "symlinks are not followed");
+    assert!(
+        !paths(&doc).iter().any(|p| p.contains("loop/")),
+        "symlinks are not followed"
+    );
 }
 
 #[test]

@@ -33,7 +33,11 @@ pub fn indexed_fixture() -> &'static Path {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&fixture(), dir.path());
         let out = iret().arg("index").arg(dir.path()).output().unwrap();
-        assert!(out.status.success(), "iret index failed: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "iret index failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         dir
     })
     .path()
@@ -51,11 +55,24 @@ pub fn run(cmd: &mut Command) -> Output {
 }
 
 pub fn search_json(root: &Path, task: &str, extra: &[&str]) -> serde_json::Value {
-    let out = run(iret().args(["search", task, "--json", "-C"]).arg(root).args(extra));
+    let out = run(iret()
+        .args(["search", task, "--json", "-C"])
+        .arg(root)
+        .args(extra));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}\nstderr: {}", String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "bad JSON ({e}): {stdout}\nstderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 pub fn paths(doc: &serde_json::Value) -> Vec<String> {
-    doc["files"].as_array().unwrap().iter().map(|f| f["path"].as_str().unwrap().to_string()).collect()
+    doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
 }

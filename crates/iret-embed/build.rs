@@ -50,6 +50,10 @@ fn fetch_from_pypi() -> PathBuf {
         .arg(&lib)
         .status()
         .expect("python3 could not extract the ONNX Runtime library");
-    assert!(status.success(), "could not extract {member} from {}", wheel.display());
+    assert!(
+        status.success(),
+        "could not extract {member} from {}",
+        wheel.display()
+    );
     lib
 }

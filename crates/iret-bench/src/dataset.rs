@@ -20,7 +20,11 @@ pub struct Repo {
 #[serde(untagged)]
 pub enum Target {
     Path(String),
-    Span { path: String, start_line: usize, end_line: usize },
+    Span {
+        path: String,
+        start_line: usize,
+        end_line: usize,
+    },
 }
 
 impl Target {
@@ -67,14 +71,17 @@ pub struct Dataset {
 pub fn load(dir: &Path) -> anyhow::Result<Dataset> {
     let repos_path = dir.join("repos.json");
     let repos: Vec<Repo> = serde_json::from_str(
-        &std::fs::read_to_string(&repos_path).with_context(|| format!("reading {}", repos_path.display()))?,
+        &std::fs::read_to_string(&repos_path)
+            .with_context(|| format!("reading {}", repos_path.display()))?,
     )
     .with_context(|| format!("parsing {}", repos_path.display()))?;
     let mut tasks = Vec::new();
     for r in &repos {
         let p = dir.join("annotations").join(format!("{}.json", r.name));
-        let t: Vec<Task> = serde_json::from_str(&std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?)
-            .with_context(|| format!("parsing {}", p.display()))?;
+        let t: Vec<Task> = serde_json::from_str(
+            &std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))?,
+        )
+        .with_context(|| format!("parsing {}", p.display()))?;
         tasks.push(t);
     }
     Ok(Dataset { repos, tasks })

@@ -20,15 +20,28 @@ pub fn paths_match(a: &str, b: &str) -> bool {
 pub fn hits_target(hit: &Hit, target: &Target) -> bool {
     match target {
         Target::Path(p) => paths_match(&hit.path, p),
-        Target::Span { path, start_line, end_line } => {
-            paths_match(&hit.path, path) && !(hit.end_line < *start_line || hit.start_line > *end_line)
+        Target::Span {
+            path,
+            start_line,
+            end_line,
+        } => {
+            paths_match(&hit.path, path)
+                && !(hit.end_line < *start_line || hit.start_line > *end_line)
         }
     }
 }
 
 /// 1-based rank of the first result hitting each target (None: not in `results`).
 fn first_ranks(results: &[Hit], targets: &[&Target]) -> Vec<Option<usize>> {
-    targets.iter().map(|t| results.iter().position(|h| hits_target(h, t)).map(|i| i + 1)).collect()
+    targets
+        .iter()
+        .map(|t| {
+            results
+                .iter()
+                .position(|h| hits_target(h, t))
+                .map(|i| i + 1)
+        })
+        .collect()
 }
 
 pub fn ndcg_at(results: &[Hit], targets: &[&Target], k: usize) -> f64 {
@@ -40,8 +53,13 @@ pub fn ndcg_at(results: &[Hit], targets: &[&Target], k: usize) -> f64 {
     for r in first_ranks(results, targets).into_iter().flatten() {
         rel[r] = true;
     }
-    let dcg: f64 = (1..=k).filter(|&i| rel[i]).map(|i| 1.0 / ((i + 1) as f64).log2()).sum();
-    let idcg: f64 = (1..=k.min(targets.len())).map(|i| 1.0 / ((i + 1) as f64).log2()).sum();
+    let dcg: f64 = (1..=k)
+        .filter(|&i| rel[i])
+        .map(|i| 1.0 / ((i + 1) as f64).log2())
+        .sum();
+    let idcg: f64 = (1..=k.min(targets.len()))
+        .map(|i| 1.0 / ((i + 1) as f64).log2())
+        .sum();
     dcg / idcg
 }
 
@@ -51,13 +69,21 @@ pub fn recall_at(results: &[Hit], targets: &[&Target], k: usize) -> f64 {
         return 0.0;
     }
     let results = &results[..results.len().min(k)];
-    first_ranks(results, targets).iter().filter(|r| r.is_some()).count() as f64 / targets.len() as f64
+    first_ranks(results, targets)
+        .iter()
+        .filter(|r| r.is_some())
+        .count() as f64
+        / targets.len() as f64
 }
 
 /// Reciprocal rank of the first result that hits any target (within 10).
 pub fn mrr(results: &[Hit], targets: &[&Target]) -> f64 {
     let results = &results[..results.len().min(10)];
-    first_ranks(results, targets).into_iter().flatten().min().map_or(0.0, |r| 1.0 / r as f64)
+    first_ranks(results, targets)
+        .into_iter()
+        .flatten()
+        .min()
+        .map_or(0.0, |r| 1.0 / r as f64)
 }
 
 #[cfg(test)]
@@ -65,7 +91,11 @@ mod tests {
     use super::*;
 
     fn hit(p: &str) -> Hit {
-        Hit { path: p.into(), start_line: 1, end_line: 10 }
+        Hit {
+            path: p.into(),
+            start_line: 1,
+            end_line: 10,
+        }
     }
 
     #[test]
@@ -74,14 +104,25 @@ mod tests {
         assert!(paths_match("src/a/b.ts", "a/b.ts"));
         assert!(paths_match("b.ts", "pkg/src/b.ts"));
         assert!(paths_match("pkg\\src\\b.ts", "src/b.ts"));
-        assert!(!paths_match("ab.ts", "b.ts"), "suffix must start at a separator");
+        assert!(
+            !paths_match("ab.ts", "b.ts"),
+            "suffix must start at a separator"
+        );
         assert!(!paths_match("a/b.ts", "a/c.ts"));
     }
 
     #[test]
     fn span_targets_need_overlap() {
-        let t = Target::Span { path: "x.rs".into(), start_line: 20, end_line: 30 };
-        let mk = |s, e| Hit { path: "x.rs".into(), start_line: s, end_line: e };
+        let t = Target::Span {
+            path: "x.rs".into(),
+            start_line: 20,
+            end_line: 30,
+        };
+        let mk = |s, e| Hit {
+            path: "x.rs".into(),
+            start_line: s,
+            end_line: e,
+        };
         assert!(hits_target(&mk(25, 40), &t));
         assert!(hits_target(&mk(30, 31), &t));
         assert!(!hits_target(&mk(31, 40), &t));
@@ -111,7 +152,11 @@ mod tests {
     #[test]
     fn one_result_hitting_two_targets_is_one_gain() {
         let a = Target::Path("a.ts".into());
-        let a2 = Target::Span { path: "a.ts".into(), start_line: 1, end_line: 5 };
+        let a2 = Target::Span {
+            path: "a.ts".into(),
+            start_line: 1,
+            end_line: 5,
+        };
         let res = vec![hit("a.ts")];
         let expected = 1.0 / (1.0 + 1.0 / 3f64.log2());
         assert!((ndcg_at(&res, &[&a, &a2], 10) - expected).abs() < 1e-12);
@@ -126,6 +171,13 @@ mod tests {
         assert_eq!(recall_at(&res, &[&a], 10), 0.0);
         assert_eq!(mrr(&res, &[&a]), 0.0);
         assert_eq!(mrr(&[hit("x.ts"), hit("a.ts")], &[&a]), 0.5);
-        assert_eq!(recall_at(&[hit("x.ts"), hit("a.ts")], &[&a, &Target::Path("z".into())], 5), 0.5);
+        assert_eq!(
+            recall_at(
+                &[hit("x.ts"), hit("a.ts")],
+                &[&a, &Target::Path("z".into())],
+                5
+            ),
+            0.5
+        );
     }
 }

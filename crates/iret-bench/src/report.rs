@@ -85,7 +85,9 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
                     ts += r.targets_strong;
                 }
                 for (c, v) in cats {
-                    cat.entry(c.to_string()).or_default().push(mean(v.into_iter()));
+                    cat.entry(c.to_string())
+                        .or_default()
+                        .push(mean(v.into_iter()));
                 }
                 per_repo.insert(run.name.clone(), s);
             }
@@ -96,12 +98,19 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
                 mrr: mean(per_repo.values().map(|s| s.mrr)),
             };
             ModeSummary {
-                calibration: (mode == "iterative").then(|| (sh as f64 / sf.max(1) as f64, ts as f64 / t.max(1) as f64)),
+                calibration: (mode == "iterative")
+                    .then(|| (sh as f64 / sf.max(1) as f64, ts as f64 / t.max(1) as f64)),
                 mode,
                 overall,
                 per_repo,
-                per_language: lang.into_iter().map(|(k, v)| (k, mean(v.into_iter()))).collect(),
-                per_category: cat.into_iter().map(|(k, v)| (k, mean(v.into_iter()))).collect(),
+                per_language: lang
+                    .into_iter()
+                    .map(|(k, v)| (k, mean(v.into_iter())))
+                    .collect(),
+                per_category: cat
+                    .into_iter()
+                    .map(|(k, v)| (k, mean(v.into_iter())))
+                    .collect(),
                 latency_p50_ms: percentile(lat.clone(), 0.5),
                 latency_p95_ms: percentile(lat, 0.95),
             }
@@ -121,14 +130,24 @@ pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
         out.push('\n');
     };
     let _ = writeln!(out, "NDCG@10 per repo");
-    let _ = write!(out, "{:<20} {:<11} {:>6} {:>7} {:>9}", "repo", "language", "files", "chunks", "index s");
+    let _ = write!(
+        out,
+        "{:<20} {:<11} {:>6} {:>7} {:>9}",
+        "repo", "language", "files", "chunks", "index s"
+    );
     for m in &modes {
         let _ = write!(out, " {m:>11}");
     }
     out.push('\n');
     for run in runs {
-        let idx = run.index_seconds.map_or("loaded".to_string(), |s| format!("{s:.1}"));
-        let _ = write!(out, "{:<20} {:<11} {:>6} {:>7} {:>9}", run.name, run.language, run.files, run.chunks, idx);
+        let idx = run
+            .index_seconds
+            .map_or("loaded".to_string(), |s| format!("{s:.1}"));
+        let _ = write!(
+            out,
+            "{:<20} {:<11} {:>6} {:>7} {:>9}",
+            run.name, run.language, run.files, run.chunks, idx
+        );
         for s in summary {
             let v = s.per_repo.get(&run.name).map_or(f64::NAN, |x| x.ndcg10);
             let _ = write!(out, " {v:>11.4}");
@@ -137,28 +156,48 @@ pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
     }
     let _ = writeln!(out, "\nper language (mean of repo NDCG@10)");
     head(&mut out, "language");
-    let langs: Vec<&String> = summary.first().map(|s| s.per_language.keys().collect()).unwrap_or_default();
+    let langs: Vec<&String> = summary
+        .first()
+        .map(|s| s.per_language.keys().collect())
+        .unwrap_or_default();
     for l in langs {
         let _ = write!(out, "{l:<20}");
         for s in summary {
-            let _ = write!(out, " {:>11.4}", s.per_language.get(l).copied().unwrap_or(f64::NAN));
+            let _ = write!(
+                out,
+                " {:>11.4}",
+                s.per_language.get(l).copied().unwrap_or(f64::NAN)
+            );
         }
         out.push('\n');
     }
-    let _ = writeln!(out, "\nper category (category mean per repo, then over repos)");
+    let _ = writeln!(
+        out,
+        "\nper category (category mean per repo, then over repos)"
+    );
     head(&mut out, "category");
-    let cats: Vec<&String> = summary.first().map(|s| s.per_category.keys().collect()).unwrap_or_default();
+    let cats: Vec<&String> = summary
+        .first()
+        .map(|s| s.per_category.keys().collect())
+        .unwrap_or_default();
     for c in cats {
         let _ = write!(out, "{c:<20}");
         for s in summary {
-            let _ = write!(out, " {:>11.4}", s.per_category.get(c).copied().unwrap_or(f64::NAN));
+            let _ = write!(
+                out,
+                " {:>11.4}",
+                s.per_category.get(c).copied().unwrap_or(f64::NAN)
+            );
         }
         out.push('\n');
     }
     let _ = writeln!(out, "\noverall (mean over repos)");
     head(&mut out, "metric");
     for (name, f) in [
-        ("NDCG@10", (|s: &ModeSummary| s.overall.ndcg10) as fn(&ModeSummary) -> f64),
+        (
+            "NDCG@10",
+            (|s: &ModeSummary| s.overall.ndcg10) as fn(&ModeSummary) -> f64,
+        ),
         ("Recall@5", |s| s.overall.recall5),
         ("Recall@10", |s| s.overall.recall10),
         ("MRR", |s| s.overall.mrr),

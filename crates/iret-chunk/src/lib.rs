@@ -4,6 +4,7 @@
 //! A chunk records its line span, kind and enclosing symbol path
 //! (`class Router > method use`). Large declarations split on child boundaries,
 //! tiny neighbours merge. Adding a language = a grammar + a row in [`languages`].
+mod definitions;
 mod languages;
 mod syntax;
 mod windows;
@@ -12,7 +13,7 @@ pub use languages::Language;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever chunk boundaries or text change, so old indexes are rebuilt.
-pub const CHUNKER_VERSION: u32 = 2;
+pub const CHUNKER_VERSION: u32 = 3;
 
 /// Size limits in bytes of chunk text.
 #[derive(Debug, Clone, Copy)]
@@ -25,7 +26,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Self { max: 1800, min: 300 }
+        Self {
+            max: 1800,
+            min: 300,
+        }
     }
 }
 
@@ -55,7 +59,24 @@ pub fn chunk(source: &str, lang: Option<Language>, limits: Limits) -> Vec<Chunk>
             return chunks;
         }
     }
-    windows::chunk(source, limits)
+    let mut chunks = windows::chunk(source, limits);
+    for c in &mut chunks {
+        for line in c.text.lines() {
+            if let Some((label, name)) = definitions::definition(line) {
+                if c.symbol.is_empty() {
+                    c.symbol = format!("{label} {name}");
+                }
+                // `Ecto.Migration` also defines `Migration`.
+                let last = name.rsplit(['.', ':']).next().unwrap_or(&name).to_string();
+                for n in [name, last] {
+                    if !n.is_empty() && !c.defines.contains(&n) {
+                        c.defines.push(n);
+                    }
+                }
+            }
+        }
+    }
+    chunks
 }
 
 /// Byte offset of the start of each line (for span → line conversions).

@@ -44,7 +44,15 @@ pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chu
     Some(pack(src, pieces, limits))
 }
 
-fn collect(node: Node, spec: &Spec, src: &str, path: &str, limits: Limits, depth: usize, out: &mut Vec<Piece>) {
+fn collect(
+    node: Node,
+    spec: &Spec,
+    src: &str,
+    path: &str,
+    limits: Limits,
+    depth: usize,
+    out: &mut Vec<Piece>,
+) {
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         let size = child.end_byte() - child.start_byte();
@@ -96,7 +104,12 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
         let left = node.child_by_field_name("left")?;
         let text = left.utf8_text(src.as_bytes()).ok()?;
         let name = text.rsplit(['.', ':']).next()?.trim();
-        if !name.is_empty() && name.len() <= 80 && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+        if !name.is_empty()
+            && name.len() <= 80
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
+        {
             return Some(("assign", name.to_string()));
         }
         return None;
@@ -152,10 +165,15 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits) -> Vec<Chunk> {
         let joined = piece.end - group.first().map_or(piece.start, |f| f.start);
         let small = size(&group) < limits.min || piece_size < limits.min && !piece.is_decl;
         // A comment after a substantial group documents what follows: it starts a group.
-        let leads = piece.is_comment && size(&group) >= limits.min && !group.last().is_some_and(|p| p.is_comment);
+        let leads = piece.is_comment
+            && size(&group) >= limits.min
+            && !group.last().is_some_and(|p| p.is_comment);
         // A declaration after its own doc comment stays with it.
-        let documented = group.last().is_some_and(|p| p.is_comment) && piece.is_decl && joined <= limits.max;
-        if !group.is_empty() && (leads || !(small && joined <= limits.max)) && !documented {
+        let documented =
+            group.last().is_some_and(|p| p.is_comment) && piece.is_decl && joined <= limits.max;
+        let fits = small && joined <= limits.max;
+        let starts_new = leads || !fits;
+        if !group.is_empty() && starts_new && !documented {
             flush(src, &lines, &mut group, &mut out);
         }
         group.push(piece);

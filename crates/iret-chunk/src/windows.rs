@@ -12,7 +12,13 @@ pub(crate) fn chunk(src: &str, limits: Limits) -> Vec<Chunk> {
 }
 
 /// Windows over 0-based lines `first..=last`.
-pub(crate) fn over_lines(src: &str, lines: &LineIndex, first: usize, last: usize, limits: Limits) -> Vec<Chunk> {
+pub(crate) fn over_lines(
+    src: &str,
+    lines: &LineIndex,
+    first: usize,
+    last: usize,
+    limits: Limits,
+) -> Vec<Chunk> {
     let mut out = Vec::new();
     let mut start = first;
     while start <= last {

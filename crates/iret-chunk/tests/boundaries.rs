@@ -23,13 +23,17 @@ fn typescript_class_methods_get_symbol_paths() {
     assert_eq!(route.symbol, "class Router > method route");
     assert!(route.text.contains("route(path: string)"));
     let use_ = find(&chunks, "use");
-    assert!(use_.start_line <= 3, "class header joins the first method chunk: {use_:?}");
+    assert!(
+        use_.start_line <= 3,
+        "class header joins the first method chunk: {use_:?}"
+    );
     assert!(find(&chunks, "Handler").text.contains("interface Handler"));
 }
 
 #[test]
 fn small_typescript_declarations_merge_but_stay_whole() {
-    let src = "export type A = string;\nexport type B = number;\nexport function f() { return 1; }\n";
+    let src =
+        "export type A = string;\nexport type B = number;\nexport function f() { return 1; }\n";
     let chunks = chunk(src, Some(Language::TypeScript), Limits::default());
     assert_eq!(chunks.len(), 1, "tiny neighbours merge: {chunks:#?}");
     assert_eq!(chunks[0].defines, vec!["A", "B", "f"]);
@@ -50,7 +54,10 @@ fn python_decorated_functions_and_classes() {
     let body = "        x = 1\n".repeat(20);
     let src = format!("import os\n\n\nclass APIRouter:\n    def add_api_route(self, path):\n{body}\n    @property\n    def routes(self):\n{body}\n\n@app.get('/')\ndef read_root():\n    return {{}}\n");
     let chunks = chunk(&src, Some(Language::Python), small());
-    assert_eq!(find(&chunks, "add_api_route").symbol, "class APIRouter > def add_api_route");
+    assert_eq!(
+        find(&chunks, "add_api_route").symbol,
+        "class APIRouter > def add_api_route"
+    );
     assert!(find(&chunks, "routes").text.contains("@property"));
     assert!(find(&chunks, "read_root").text.contains("@app.get"));
 }
@@ -69,12 +76,18 @@ fn go_and_java_declarations() {
     let go = "package gin\n\ntype Engine struct {\n\tpool int\n}\n\nfunc (engine *Engine) Run(addr string) error {\n\treturn nil\n}\n";
     let chunks = chunk(go, Some(Language::Go), Limits::default());
     let all: Vec<&String> = chunks.iter().flat_map(|c| &c.defines).collect();
-    assert!(all.iter().any(|d| *d == "Engine") && all.iter().any(|d| *d == "Run"), "{chunks:#?}");
+    assert!(
+        all.iter().any(|d| *d == "Engine") && all.iter().any(|d| *d == "Run"),
+        "{chunks:#?}"
+    );
 
     let body = "        int x = 1;\n".repeat(20);
     let java = format!("package g;\n\npublic final class Gson {{\n  public String toJson(Object src) {{\n{body}  }}\n  public <T> T fromJson(String json) {{\n{body}  }}\n}}\n");
     let chunks = chunk(&java, Some(Language::Java), small());
-    assert_eq!(find(&chunks, "fromJson").symbol, "class Gson > method fromJson");
+    assert_eq!(
+        find(&chunks, "fromJson").symbol,
+        "class Gson > method fromJson"
+    );
 }
 
 #[test]
@@ -95,7 +108,9 @@ fn oversized_leaf_is_split_into_windows_with_its_symbol() {
     let src = format!("function big() {{\n{body}}}\n");
     let chunks = chunk(&src, Some(Language::JavaScript), small());
     assert!(chunks.len() > 3);
-    assert!(chunks.iter().all(|c| c.text.len() <= 400 || c.start_line == c.end_line));
+    assert!(chunks
+        .iter()
+        .all(|c| c.text.len() <= 400 || c.start_line == c.end_line));
     let covered: usize = chunks.iter().map(|c| c.end_line - c.start_line + 1).sum();
     assert!(covered >= 200);
 }
@@ -105,7 +120,15 @@ fn hostile_inputs_never_panic() {
     let minified = "var a=1;".repeat(20_000);
     let nested = format!("{}{}", "(".repeat(5_000), ")".repeat(5_000));
     let broken = "class { def ) fn <<< }}} ;;; \u{0}\u{fffd}";
-    for lang in [None, Some(Language::TypeScript), Some(Language::Python), Some(Language::Rust), Some(Language::Go), Some(Language::Java), Some(Language::JavaScript)] {
+    for lang in [
+        None,
+        Some(Language::TypeScript),
+        Some(Language::Python),
+        Some(Language::Rust),
+        Some(Language::Go),
+        Some(Language::Java),
+        Some(Language::JavaScript),
+    ] {
         for src in [minified.as_str(), nested.as_str(), broken, "", "\n\n\n"] {
             let chunks = chunk(src, lang, Limits::default());
             for c in &chunks {

@@ -6,7 +6,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "iret", version, about = "Find the files that matter for a coding task: hybrid (vector + BM25) search with an evaluate-and-refine loop, fully local.")]
+#[command(
+    name = "iret",
+    version,
+    about = "Find the files that matter for a coding task: hybrid (vector + BM25) search with an evaluate-and-refine loop, fully local."
+)]
 pub struct Cli {
     /// Folder with the embedding model (default: the shipped models/all-minilm-l6-v2).
     #[arg(long, global = true, env = "IRET_MODEL_DIR")]

@@ -23,7 +23,8 @@ impl FakeEmbedder {
     pub fn with_concepts(mut self, groups: &[&[&str]]) -> Self {
         for group in groups {
             for word in *group {
-                self.concepts.insert(word.to_lowercase(), group[0].to_lowercase());
+                self.concepts
+                    .insert(word.to_lowercase(), group[0].to_lowercase());
             }
         }
         self
@@ -35,7 +36,8 @@ impl FakeEmbedder {
             let key = self.concepts.get(&word).unwrap_or(&word);
             let h = blake3::hash(key.as_bytes());
             let bytes = h.as_bytes();
-            let idx = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize % self.dims;
+            let idx =
+                u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]) as usize % self.dims;
             let sign = if bytes[4] & 1 == 0 { 1.0 } else { -1.0 };
             v[idx] += sign;
         }
@@ -92,7 +94,9 @@ mod tests {
     #[test]
     fn shared_words_are_closer_than_disjoint_ones() {
         let e = FakeEmbedder::new(256);
-        let v = e.embed(&["token expiry", "isTokenExpired check", "database pool"]).unwrap();
+        let v = e
+            .embed(&["token expiry", "isTokenExpired check", "database pool"])
+            .unwrap();
         assert!(dot(&v[0], &v[1]) > dot(&v[0], &v[2]));
     }
 

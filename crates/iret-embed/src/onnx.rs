@@ -21,13 +21,26 @@ impl OnnxEmbedder {
     /// manifest and files are checked now; the session is created on first use.
     pub fn load(dir: &Path) -> Result<Self, EmbedError> {
         let manifest = ModelManifest::load(dir)?;
-        for name in [manifest.onnx.as_str(), "tokenizer.json", "config.json", "special_tokens_map.json", "tokenizer_config.json"] {
+        for name in [
+            manifest.onnx.as_str(),
+            "tokenizer.json",
+            "config.json",
+            "special_tokens_map.json",
+            "tokenizer_config.json",
+        ] {
             if !dir.join(name).is_file() {
-                return Err(EmbedError::ModelInvalid { dir: dir.display().to_string(), reason: format!("{name} is missing") });
+                return Err(EmbedError::ModelInvalid {
+                    dir: dir.display().to_string(),
+                    reason: format!("{name} is missing"),
+                });
             }
         }
         Ok(Self {
-            id: format!("{}@{}", manifest.id, &manifest.onnx_sha256[..12.min(manifest.onnx_sha256.len())]),
+            id: format!(
+                "{}@{}",
+                manifest.id,
+                &manifest.onnx_sha256[..12.min(manifest.onnx_sha256.len())]
+            ),
             dims: manifest.dims,
             dir: dir.to_path_buf(),
             inner: OnceLock::new(),
@@ -62,9 +75,11 @@ impl OnnxEmbedder {
         let options = InitOptionsUserDefined::new()
             .with_environment(env)
             .with_max_length(manifest.max_length);
-        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| EmbedError::ModelInvalid {
-            dir: dir.display().to_string(),
-            reason: e.to_string(),
+        TextEmbedding::try_new_from_user_defined(model, options).map_err(|e| {
+            EmbedError::ModelInvalid {
+                dir: dir.display().to_string(),
+                reason: e.to_string(),
+            }
         })
     }
 }

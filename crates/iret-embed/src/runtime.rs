@@ -20,7 +20,7 @@ pub fn ort_library_path() -> Result<PathBuf, EmbedError> {
     let hash = blake3::hash(ORT_LIB).to_hex();
     let dir = cache_dir().join(format!("onnxruntime-{ORT_VERSION}-{}", &hash[..12]));
     let path = dir.join(format!("libonnxruntime.so.{ORT_VERSION}"));
-    if std::fs::metadata(&path).map(|m| m.len() as usize) .ok() == Some(ORT_LIB.len()) {
+    if std::fs::metadata(&path).map(|m| m.len() as usize).ok() == Some(ORT_LIB.len()) {
         return Ok(path);
     }
     let err = |e: std::io::Error| runtime_error(&path, e.to_string());
@@ -56,9 +56,8 @@ fn runtime_error(path: &std::path::Path, reason: String) -> EmbedError {
 pub(crate) fn environment() -> Result<ort::environment::Environment, EmbedError> {
     let result = ENV.get_or_init(|| {
         let path = ort_library_path().map_err(|e| e.to_string())?;
-        let builder = ort::init_from(&path).map_err(|e| {
-            runtime_error(&path, e.to_string()).to_string()
-        })?;
+        let builder =
+            ort::init_from(&path).map_err(|e| runtime_error(&path, e.to_string()).to_string())?;
         builder
             .with_name("iret")
             .build()

@@ -10,8 +10,12 @@ struct Reference {
 
 #[test]
 fn shipped_model_matches_reference_vectors() {
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/model-reference.json");
-    let reference: Reference = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/model-reference.json"
+    );
+    let reference: Reference =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     let dir = locate_model_dir(None).expect("the repository ships models/all-minilm-l6-v2");
     let manifest = iret_embed::ModelManifest::load(&dir).unwrap();
     let embedder = OnnxEmbedder::load(&dir).unwrap();
@@ -27,7 +31,11 @@ fn shipped_model_matches_reference_vectors() {
     };
     for (i, (g, r)) in got.iter().zip(&reference.vectors).enumerate() {
         let cos = dot(g, r);
-        assert!(cos >= floor, "text {i} ({:?}): cosine {cos} < {floor}", texts[i]);
+        assert!(
+            cos >= floor,
+            "text {i} ({:?}): cosine {cos} < {floor}",
+            texts[i]
+        );
     }
     // A batch and a single text give the same vector (padding must not leak into pooling).
     let single = embedder.embed(&texts[..1]).unwrap();

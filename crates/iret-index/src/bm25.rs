@@ -32,12 +32,19 @@ impl Bm25 {
                 *tf.entry(t.as_str()).or_default() += 1;
             }
             for (term, n) in tf {
-                postings.entry(term.to_string()).or_default().push((id as u32, n));
+                postings
+                    .entry(term.to_string())
+                    .or_default()
+                    .push((id as u32, n));
             }
             doc_len.push(tokens.len() as u32);
         }
         let avg_len = doc_len.iter().map(|&l| l as f32).sum::<f32>() / doc_len.len().max(1) as f32;
-        Self { postings, doc_len, avg_len }
+        Self {
+            postings,
+            doc_len,
+            avg_len,
+        }
     }
 
     pub fn num_docs(&self) -> usize {
@@ -57,10 +64,17 @@ impl Bm25 {
 
     /// Scores every document matching at least one of `terms` (weights per term).
     /// `allow` filters documents before ranking.
-    pub fn score(&self, terms: &[(String, f32)], params: Bm25Params, allow: &dyn Fn(u32) -> bool) -> HashMap<u32, f32> {
+    pub fn score(
+        &self,
+        terms: &[(String, f32)],
+        params: Bm25Params,
+        allow: &dyn Fn(u32) -> bool,
+    ) -> HashMap<u32, f32> {
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for (term, weight) in terms {
-            let Some(list) = self.postings.get(term) else { continue };
+            let Some(list) = self.postings.get(term) else {
+                continue;
+            };
             let idf = self.idf(term) * weight;
             for &(doc, tf) in list {
                 if !allow(doc) {
@@ -86,12 +100,19 @@ mod tests {
     use super::*;
 
     fn docs(texts: &[&str]) -> Vec<Vec<String>> {
-        texts.iter().map(|t| t.split_whitespace().map(String::from).collect()).collect()
+        texts
+            .iter()
+            .map(|t| t.split_whitespace().map(String::from).collect())
+            .collect()
     }
 
     #[test]
     fn matches_hand_computed_score() {
-        let idx = Bm25::build(&docs(&["token expiry token", "user profile", "session token"]));
+        let idx = Bm25::build(&docs(&[
+            "token expiry token",
+            "user profile",
+            "session token",
+        ]));
         let p = Bm25Params { k1: 1.2, b: 0.75 };
         let s = idx.score(&[("expiry".into(), 1.0)], p, &|_| true);
         // df=1, N=3: idf = ln((3-1+0.5)/(1+0.5)+1) = ln(2.6667); tf=1, len=3, avg=7/3.
@@ -104,8 +125,17 @@ mod tests {
 
     #[test]
     fn rarer_terms_and_higher_tf_score_higher() {
-        let idx = Bm25::build(&docs(&["token token expiry", "token", "token user", "user"]));
-        let s = idx.score(&[("token".into(), 1.0), ("expiry".into(), 1.0)], Bm25Params::default(), &|_| true);
+        let idx = Bm25::build(&docs(&[
+            "token token expiry",
+            "token",
+            "token user",
+            "user",
+        ]));
+        let s = idx.score(
+            &[("token".into(), 1.0), ("expiry".into(), 1.0)],
+            Bm25Params::default(),
+            &|_| true,
+        );
         assert!(s[&0] > s[&1] && s[&0] > s[&2]);
         let filtered = idx.score(&[("token".into(), 1.0)], Bm25Params::default(), &|d| d != 0);
         assert!(!filtered.contains_key(&0));

@@ -33,7 +33,11 @@ impl EmbeddingCache {
     /// Opens the cache at `path`; a missing or unreadable cache starts empty.
     pub fn open(path: &Path) -> Self {
         let stored = load_bin(path).unwrap_or_default();
-        Self { path: path.to_path_buf(), stored, used: Default::default() }
+        Self {
+            path: path.to_path_buf(),
+            stored,
+            used: Default::default(),
+        }
     }
 
     pub fn get(&mut self, k: &[u8; 16]) -> Option<&Vec<f32>> {
@@ -71,7 +75,10 @@ impl EmbeddingCache {
                 false
             });
         }
-        let bytes = bincode::serialize(&self.stored).map_err(|e| StoreError::Corrupt { path: self.path.clone(), reason: e.to_string() })?;
+        let bytes = bincode::serialize(&self.stored).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
         write_atomic(&self.path, &bytes)
     }
 }

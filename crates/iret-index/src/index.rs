@@ -63,17 +63,24 @@ impl Index {
     /// `model_id`, when given, must match the model the index was built with.
     pub fn open(index_dir: &Path, model_id: Option<&str>) -> Result<Self, StoreError> {
         let gen = IndexDir::new(index_dir).current()?;
-        let corrupt = |reason: String| StoreError::Corrupt { path: gen.clone(), reason };
+        let corrupt = |reason: String| StoreError::Corrupt {
+            path: gen.clone(),
+            reason,
+        };
         let manifest_path = gen.join("manifest.json");
-        let text = std::fs::read_to_string(&manifest_path).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
-        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
+        let text = std::fs::read_to_string(&manifest_path)
+            .map_err(|e| corrupt(format!("manifest.json: {e}")))?;
+        let manifest: Manifest =
+            serde_json::from_str(&text).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
         if manifest.format_version != FORMAT_VERSION {
             return Err(corrupt(format!(
                 "index format {} but this iret reads format {FORMAT_VERSION}",
                 manifest.format_version
             )));
         }
-        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION {
+        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION
+            || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION
+        {
             return Err(corrupt(format!(
                 "built by chunker/tokenizer version {}/{} but this iret uses {}/{}",
                 manifest.chunker_version,
@@ -84,7 +91,10 @@ impl Index {
         }
         if let Some(id) = model_id {
             if manifest.model_id != id {
-                return Err(corrupt(format!("built with model {} but the current model is {id}", manifest.model_id)));
+                return Err(corrupt(format!(
+                    "built with model {} but the current model is {id}",
+                    manifest.model_id
+                )));
             }
         }
         let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
@@ -92,7 +102,10 @@ impl Index {
         let bm25: Bm25 = load_bin(&gen.join("bm25.bin"))?;
         let vocab: Vocab = load_bin(&gen.join("vocab.bin"))?;
         let data = load_f32(&gen.join("vectors.f32"))?;
-        if chunks.len() != manifest.chunks || data.len() != chunks.len() * manifest.dims || bm25.num_docs() != chunks.len() {
+        if chunks.len() != manifest.chunks
+            || data.len() != chunks.len() * manifest.dims
+            || bm25.num_docs() != chunks.len()
+        {
             return Err(corrupt("chunk, vector and keyword tables disagree".into()));
         }
         if chunks.iter().any(|c| c.file as usize >= files.len()) {
@@ -100,7 +113,15 @@ impl Index {
         }
         let mut vectors = Vectors::new(manifest.dims, data);
         vectors.load_graph(&gen);
-        Ok(Self { generation: gen, manifest, files, chunks, vectors, bm25, vocab })
+        Ok(Self {
+            generation: gen,
+            manifest,
+            files,
+            chunks,
+            vectors,
+            bm25,
+            vocab,
+        })
     }
 
     pub fn chunk_path(&self, chunk: usize) -> &str {

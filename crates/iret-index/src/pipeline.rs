@@ -39,7 +39,11 @@ pub struct BuildReport {
 impl BuildReport {
     pub fn summary(&self) -> String {
         let rate = self.embedded as f64 / self.seconds.max(1e-9);
-        let skipped: Vec<String> = self.skipped.iter().map(|(r, n)| format!("{n} {}", r.label())).collect();
+        let skipped: Vec<String> = self
+            .skipped
+            .iter()
+            .map(|(r, n)| format!("{n} {}", r.label()))
+            .collect();
         format!(
             "indexed {} files, {} chunks in {:.1}s ({} embedded at {:.0} texts/s, {} cached){}",
             self.files,
@@ -48,7 +52,11 @@ impl BuildReport {
             self.embedded,
             rate,
             self.cached,
-            if skipped.is_empty() { String::new() } else { format!("; skipped {}", skipped.join(", ")) }
+            if skipped.is_empty() {
+                String::new()
+            } else {
+                format!("; skipped {}", skipped.join(", "))
+            }
         )
     }
 }
@@ -77,7 +85,12 @@ pub fn keyword_tokens(path: &str, symbol: &str, text: &str) -> Vec<String> {
 }
 
 /// Builds (or rebuilds) the index of `root` into `index_dir`.
-pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &BuildOptions) -> Result<BuildReport, BuildError> {
+pub fn build(
+    root: &Path,
+    index_dir: &Path,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+) -> Result<BuildReport, BuildError> {
     if !root.is_dir() {
         return Err(BuildError::NotADirectory(root.display().to_string()));
     }
@@ -97,7 +110,12 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
             let text = read_text(&f.abs)?;
             let lang = Language::from_path(&f.abs);
             let chunks = chunk(&text, lang, limits);
-            Ok((f, lang, blake3::hash(text.as_bytes()).to_hex().to_string(), chunks))
+            Ok((
+                f,
+                lang,
+                blake3::hash(text.as_bytes()).to_hex().to_string(),
+                chunks,
+            ))
         })
         .collect::<Vec<Result<_, SkipReason>>>();
 
@@ -143,7 +161,11 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
     let term_texts: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
 
     let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
-    let all_texts: Vec<&str> = texts.iter().chain(term_texts.iter()).map(String::as_str).collect();
+    let all_texts: Vec<&str> = texts
+        .iter()
+        .chain(term_texts.iter())
+        .map(String::as_str)
+        .collect();
     let total_texts = all_texts.len();
     let (vectors, embedded) = embed_all(&all_texts, embedder, &mut cache, opts.progress)?;
     drop(all_texts);
@@ -173,9 +195,14 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
         tokenizer_version: crate::tokens::TOKENIZER_VERSION,
         files: files.len(),
         chunks: chunks.len(),
-        skipped: skipped.iter().map(|(r, n)| (r.label().to_string(), *n)).collect(),
+        skipped: skipped
+            .iter()
+            .map(|(r, n)| (r.label().to_string(), *n))
+            .collect(),
         skipped_files,
-        built_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        built_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
     };
     let tmp = store.begin()?;
     let dir = tmp.path();
@@ -200,19 +227,28 @@ pub fn build(root: &Path, index_dir: &Path, embedder: &dyn Embedder, opts: &Buil
 }
 
 /// Embeds `texts` through the cache; returns the flat vectors and how many were new.
-fn embed_all(texts: &[&str], embedder: &dyn Embedder, cache: &mut EmbeddingCache, progress: bool) -> Result<(Vec<f32>, usize), BuildError> {
+fn embed_all(
+    texts: &[&str],
+    embedder: &dyn Embedder,
+    cache: &mut EmbeddingCache,
+    progress: bool,
+) -> Result<(Vec<f32>, usize), BuildError> {
     let dims = embedder.dims();
     let model = embedder.model_id();
     let keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
-    let mut missing: Vec<usize> = (0..texts.len()).filter(|&i| cache.get(&keys[i]).is_none()).collect();
+    let mut missing: Vec<usize> = (0..texts.len())
+        .filter(|&i| cache.get(&keys[i]).is_none())
+        .collect();
     // Similar lengths per batch: less padding, faster and closer to single-text results.
     missing.sort_by_key(|&i| texts[i].len());
     missing.dedup_by_key(|i| keys[*i]);
     let bar = if progress && !missing.is_empty() {
         let bar = indicatif::ProgressBar::new(missing.len() as u64);
         bar.set_style(
-            indicatif::ProgressStyle::with_template("embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})")
-                .expect("valid template"),
+            indicatif::ProgressStyle::with_template(
+                "embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})",
+            )
+            .expect("valid template"),
         );
         Some(bar)
     } else {

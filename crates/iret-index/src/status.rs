@@ -32,7 +32,11 @@ impl Status {
 pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
     let index = Index::open(index_dir, None)?;
     let walked = walk(root);
-    let known: HashMap<&str, (u64, u128)> = index.files.iter().map(|f| (f.path.as_str(), (f.size, f.mtime_ns))).collect();
+    let known: HashMap<&str, (u64, u128)> = index
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), (f.size, f.mtime_ns)))
+        .collect();
     let mut modified = Vec::new();
     let mut added = Vec::new();
     for f in &walked.files {
@@ -43,11 +47,23 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
             None => added.push(f.rel.clone()),
         }
     }
-    let present: std::collections::HashSet<&str> = walked.files.iter().map(|f| f.rel.as_str()).collect();
-    let deleted = index.files.iter().filter(|f| !present.contains(f.path.as_str())).map(|f| f.path.clone()).collect();
-    let bytes_on_disk = dir_size(&index.generation) + std::fs::metadata(index_dir.join("embeddings.bin")).map_or(0, |m| m.len());
+    let present: std::collections::HashSet<&str> =
+        walked.files.iter().map(|f| f.rel.as_str()).collect();
+    let deleted = index
+        .files
+        .iter()
+        .filter(|f| !present.contains(f.path.as_str()))
+        .map(|f| f.path.clone())
+        .collect();
+    let bytes_on_disk = dir_size(&index.generation)
+        + std::fs::metadata(index_dir.join("embeddings.bin")).map_or(0, |m| m.len());
     Ok(Status {
-        generation: index.generation.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
+        generation: index
+            .generation
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_string(),
         model_id: index.manifest.model_id.clone(),
         format_version: index.manifest.format_version,
         chunker_version: index.manifest.chunker_version,
@@ -62,5 +78,10 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
 }
 
 fn dir_size(dir: &Path) -> u64 {
-    std::fs::read_dir(dir).map_or(0, |rd| rd.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum())
+    std::fs::read_dir(dir).map_or(0, |rd| {
+        rd.flatten()
+            .filter_map(|e| e.metadata().ok())
+            .map(|m| m.len())
+            .sum()
+    })
 }

@@ -25,11 +25,17 @@ pub enum StoreError {
     #[error("another `iret index` is writing {0}; try again when it finishes")]
     Locked(PathBuf),
     #[error("I/O error on {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError + '_ {
-    move |source| StoreError::Io { path: path.to_path_buf(), source }
+    move |source| StoreError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 pub struct IndexDir {
@@ -50,7 +56,12 @@ impl IndexDir {
     pub fn lock(&self) -> Result<WriteLock, StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
         let path = self.dir.join("lock");
-        let file = File::options().create(true).truncate(false).write(true).open(&path).map_err(io_err(&path))?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_err(&path))?;
         match file.try_lock() {
             Ok(()) => Ok(WriteLock { _file: file }),
             Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::Locked(self.dir.clone())),
@@ -63,16 +74,29 @@ impl IndexDir {
         let pointer = self.dir.join("CURRENT");
         let name = match std::fs::read_to_string(&pointer) {
             Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(StoreError::Missing(self.dir.clone())),
-            Err(e) => return Err(StoreError::Io { path: pointer, source: e }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::Missing(self.dir.clone()))
+            }
+            Err(e) => {
+                return Err(StoreError::Io {
+                    path: pointer,
+                    source: e,
+                })
+            }
         };
         let name = name.trim();
         if !name.starts_with("gen-") || name.contains('/') {
-            return Err(StoreError::Corrupt { path: pointer, reason: "CURRENT names no generation".into() });
+            return Err(StoreError::Corrupt {
+                path: pointer,
+                reason: "CURRENT names no generation".into(),
+            });
         }
         let gen = self.dir.join(name);
         if !gen.is_dir() {
-            return Err(StoreError::Corrupt { path: gen, reason: "the live generation is missing".into() });
+            return Err(StoreError::Corrupt {
+                path: gen,
+                reason: "the live generation is missing".into(),
+            });
         }
         Ok(gen)
     }
@@ -80,7 +104,10 @@ impl IndexDir {
     /// A fresh temporary folder to write the next generation into.
     pub fn begin(&self) -> Result<tempfile::TempDir, StoreError> {
         std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
-        tempfile::Builder::new().prefix("tmp-").tempdir_in(&self.dir).map_err(io_err(&self.dir))
+        tempfile::Builder::new()
+            .prefix("tmp-")
+            .tempdir_in(&self.dir)
+            .map_err(io_err(&self.dir))
     }
 
     /// Publishes a fully written temporary folder as the live generation.
@@ -90,15 +117,27 @@ impl IndexDir {
         let tmp_path = tmp.keep();
         sync_dir(&tmp_path);
         std::fs::rename(&tmp_path, &target).map_err(io_err(&target))?;
-        write_atomic(&self.dir.join("CURRENT"), format!("gen-{next:06}\n").as_bytes())?;
+        write_atomic(
+            &self.dir.join("CURRENT"),
+            format!("gen-{next:06}\n").as_bytes(),
+        )?;
         self.prune(next);
         Ok(target)
     }
 
     fn generations(&self) -> Vec<u64> {
-        let Ok(rd) = std::fs::read_dir(&self.dir) else { return Vec::new() };
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
         let mut gens: Vec<u64> = rd
-            .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("gen-")?.parse().ok())
+            .filter_map(|e| {
+                e.ok()?
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix("gen-")?
+                    .parse()
+                    .ok()
+            })
             .collect();
         gens.sort_unstable();
         gens
@@ -118,8 +157,15 @@ impl IndexDir {
         }
         if let Ok(rd) = std::fs::read_dir(&self.dir) {
             for e in rd.flatten() {
-                let stale = e.file_name().to_str().is_some_and(|n| n.starts_with("tmp-"));
-                if stale && e.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600)) {
+                let stale = e
+                    .file_name()
+                    .to_str()
+                    .is_some_and(|n| n.starts_with("tmp-"));
+                if stale
+                    && e.metadata()
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t.elapsed().is_ok_and(|d| d.as_secs() > 3600))
+                {
                     let _ = std::fs::remove_dir_all(e.path());
                 }
             }
@@ -133,7 +179,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(io_err(dir))?;
     tmp.write_all(bytes).map_err(io_err(path))?;
     tmp.as_file().sync_all().map_err(io_err(path))?;
-    tmp.persist(path).map_err(|e| StoreError::Io { path: path.to_path_buf(), source: e.error })?;
+    tmp.persist(path).map_err(|e| StoreError::Io {
+        path: path.to_path_buf(),
+        source: e.error,
+    })?;
     Ok(())
 }
 
@@ -150,20 +199,34 @@ fn sync_dir(dir: &Path) {
 pub(crate) fn save_bin<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     let file = File::create(path).map_err(io_err(path))?;
     let mut w = BufWriter::new(file);
-    bincode::serialize_into(&mut w, value).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
+    bincode::serialize_into(&mut w, value).map_err(|e| StoreError::Corrupt {
+        path: path.into(),
+        reason: e.to_string(),
+    })?;
     w.flush().map_err(io_err(path))
 }
 
 pub(crate) fn load_bin<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
-    let limit = file.metadata().map(|m| m.len()).unwrap_or(0).saturating_mul(4).max(1 << 20);
+    let file = File::open(path).map_err(|e| StoreError::Corrupt {
+        path: path.into(),
+        reason: e.to_string(),
+    })?;
+    let limit = file
+        .metadata()
+        .map(|m| m.len())
+        .unwrap_or(0)
+        .saturating_mul(4)
+        .max(1 << 20);
     use bincode::Options;
     bincode::DefaultOptions::new()
         .with_fixint_encoding()
         .allow_trailing_bytes()
         .with_limit(limit)
         .deserialize_from(BufReader::new(file))
-        .map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })
+        .map_err(|e| StoreError::Corrupt {
+            path: path.into(),
+            reason: e.to_string(),
+        })
 }
 
 pub(crate) fn save_f32(path: &Path, values: &[f32]) -> Result<(), StoreError> {
@@ -175,9 +238,18 @@ pub(crate) fn save_f32(path: &Path, values: &[f32]) -> Result<(), StoreError> {
 }
 
 pub(crate) fn load_f32(path: &Path) -> Result<Vec<f32>, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::Corrupt { path: path.into(), reason: e.to_string() })?;
+    let bytes = std::fs::read(path).map_err(|e| StoreError::Corrupt {
+        path: path.into(),
+        reason: e.to_string(),
+    })?;
     if bytes.len() % 4 != 0 {
-        return Err(StoreError::Corrupt { path: path.into(), reason: "truncated vector file".into() });
+        return Err(StoreError::Corrupt {
+            path: path.into(),
+            reason: "truncated vector file".into(),
+        });
     }
-    Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect())
 }

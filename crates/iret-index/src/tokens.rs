@@ -9,11 +9,73 @@ pub const TOKENIZER_VERSION: u32 = 2;
 
 /// English words that carry no meaning in a query or a comment.
 const STOPWORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how", "i", "if", "in",
-    "into", "is", "it", "its", "of", "on", "or", "that", "the", "their", "then", "there", "these", "this", "to",
-    "was", "we", "what", "when", "where", "which", "while", "who", "why", "will", "with", "you", "your", "get",
-    "gets", "use", "used", "using", "work", "works", "way", "ways", "handle", "handled", "handles", "happen",
-    "happens", "implemented", "implement", "implementation", "code", "find", "where", "via", "s",
+    "a",
+    "an",
+    "and",
+    "are",
+    "as",
+    "at",
+    "be",
+    "by",
+    "can",
+    "do",
+    "does",
+    "for",
+    "from",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "of",
+    "on",
+    "or",
+    "that",
+    "the",
+    "their",
+    "then",
+    "there",
+    "these",
+    "this",
+    "to",
+    "was",
+    "we",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "you",
+    "your",
+    "get",
+    "gets",
+    "use",
+    "used",
+    "using",
+    "work",
+    "works",
+    "way",
+    "ways",
+    "handle",
+    "handled",
+    "handles",
+    "happen",
+    "happens",
+    "implemented",
+    "implement",
+    "implementation",
+    "code",
+    "find",
+    "where",
+    "via",
+    "s",
 ];
 
 pub fn is_stopword(word: &str) -> bool {
@@ -69,7 +131,8 @@ pub fn stem(word: &str) -> String {
     } else if s.ends_with("sses") {
         s.truncate(n - 2);
     } else if s.ends_with("ss") || s.ends_with("us") || s.ends_with("is") {
-    } else if s.ends_with("es") && n > 4 && matches!(s.as_bytes()[n - 3], b's' | b'x' | b'z' | b'h') {
+    } else if s.ends_with("es") && n > 4 && matches!(s.as_bytes()[n - 3], b's' | b'x' | b'z' | b'h')
+    {
         s.truncate(n - 2);
     } else if s.ends_with('s') {
         s.truncate(n - 1);
@@ -82,9 +145,9 @@ pub fn stem(word: &str) -> String {
     }
     let n = s.len();
     let b = s.as_bytes();
-    if n > 4 && b[n - 1] == b'e' {
-        s.truncate(n - 1);
-    } else if n > 4 && b[n - 1] == b'y' && !matches!(b[n - 2], b'a' | b'e' | b'i' | b'o' | b'u') {
+    let final_e = b[n - 1] == b'e';
+    let consonant_y = b[n - 1] == b'y' && !matches!(b[n - 2], b'a' | b'e' | b'i' | b'o' | b'u');
+    if n > 4 && (final_e || consonant_y) {
         s.truncate(n - 1);
     }
     s
@@ -126,9 +189,15 @@ mod tests {
 
     #[test]
     fn splits_camel_snake_and_digits() {
-        assert_eq!(split_identifier("parseHTTPResponse_v2"), vec!["parse", "HTTP", "Response", "v", "2"]);
+        assert_eq!(
+            split_identifier("parseHTTPResponse_v2"),
+            vec!["parse", "HTTP", "Response", "v", "2"]
+        );
         assert_eq!(split_identifier("TRPCError"), vec!["TRPC", "Error"]);
-        assert_eq!(split_identifier("snake_case_name"), vec!["snake", "case", "name"]);
+        assert_eq!(
+            split_identifier("snake_case_name"),
+            vec!["snake", "case", "name"]
+        );
         assert_eq!(split_identifier("x"), vec!["x"]);
     }
 
@@ -136,7 +205,10 @@ mod tests {
     fn tokens_keep_whole_identifiers_and_parts() {
         let t = tokenize("refreshTokens()");
         assert_eq!(t, vec!["refreshtoken", "refresh", "token"]);
-        assert_eq!(tokenize("isTokenExpired"), vec!["istokenexpir", "token", "expir"]);
+        assert_eq!(
+            tokenize("isTokenExpired"),
+            vec!["istokenexpir", "token", "expir"]
+        );
         assert!(tokenize("TRPCError").contains(&"trpcerror".to_string()));
     }
 

@@ -29,7 +29,11 @@ pub struct Vectors {
 
 impl Vectors {
     pub fn new(dims: usize, data: Vec<f32>) -> Self {
-        Self { dims, data, hnsw: None }
+        Self {
+            dims,
+            data,
+            hnsw: None,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -51,7 +55,8 @@ impl Vectors {
             return;
         }
         // hnsw_rs only dumps graphs built with its maximum layer count.
-        let hnsw = Hnsw::<f32, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, EF_CONSTRUCTION, UnitDot);
+        let hnsw =
+            Hnsw::<f32, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, EF_CONSTRUCTION, UnitDot);
         let rows: Vec<(&[f32], usize)> = (0..n).map(|i| (self.get(i), i)).collect();
         hnsw.parallel_insert_slice(&rows);
         self.hnsw = Some(hnsw);
@@ -59,7 +64,11 @@ impl Vectors {
 
     pub fn dump_graph(&self, dir: &Path) -> Result<(), StoreError> {
         if let Some(h) = &self.hnsw {
-            h.file_dump(dir, BASENAME).map_err(|e| StoreError::Corrupt { path: dir.into(), reason: e.to_string() })?;
+            h.file_dump(dir, BASENAME)
+                .map_err(|e| StoreError::Corrupt {
+                    path: dir.into(),
+                    reason: e.to_string(),
+                })?;
         }
         Ok(())
     }
@@ -82,13 +91,21 @@ impl Vectors {
                     return;
                 }
             }
-            eprintln!("iret: the HNSW graph in {} is unreadable; rebuilding it in memory", dir.display());
+            eprintln!(
+                "iret: the HNSW graph in {} is unreadable; rebuilding it in memory",
+                dir.display()
+            );
         }
         self.build_graph();
     }
 
     /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts.
-    pub fn nearest(&self, query: &[f32], k: usize, allow: &(dyn Fn(usize) -> bool + Sync)) -> Vec<(usize, f32)> {
+    pub fn nearest(
+        &self,
+        query: &[f32],
+        k: usize,
+        allow: &(dyn Fn(usize) -> bool + Sync),
+    ) -> Vec<(usize, f32)> {
         match &self.hnsw {
             Some(h) if self.len() > k => {
                 let filter = |id: &usize| allow(*id);
@@ -103,7 +120,12 @@ impl Vectors {
     }
 
     /// Exact top-k by brute force (reference for tests and tiny indexes).
-    pub fn exact(&self, query: &[f32], k: usize, allow: &dyn Fn(usize) -> bool) -> Vec<(usize, f32)> {
+    pub fn exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        allow: &dyn Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
         let mut scored: Vec<(usize, f32)> = (0..self.len())
             .filter(|&i| allow(i))
             .map(|i| (i, iret_embed::dot(query, self.get(i))))

@@ -59,8 +59,9 @@ impl Vocab {
         if self.dims == 0 {
             return Vec::new();
         }
-        let mut scored: Vec<(usize, f32)> =
-            (0..self.terms.len()).map(|i| (i, iret_embed::dot(query, self.vector(i)))).collect();
+        let mut scored: Vec<(usize, f32)> = (0..self.terms.len())
+            .map(|i| (i, iret_embed::dot(query, self.vector(i))))
+            .collect();
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         scored.truncate(k);
         scored

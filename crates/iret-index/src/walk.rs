@@ -8,16 +8,38 @@ use std::path::{Path, PathBuf};
 pub const MAX_FILE_BYTES: u64 = 1024 * 1024;
 
 const SKIP_DIRS: &[&str] = &[
-    "node_modules", "target", "dist", "build", "out", "vendor", "third_party", "__pycache__", ".git", ".hg",
-    ".svn", ".iret", ".venv", "venv", ".tox", ".mypy_cache", ".pytest_cache", ".next", ".nuxt", "coverage",
-    "bower_components", ".gradle", ".idea", ".vscode",
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    "out",
+    "vendor",
+    "third_party",
+    "__pycache__",
+    ".git",
+    ".hg",
+    ".svn",
+    ".iret",
+    ".venv",
+    "venv",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".next",
+    ".nuxt",
+    "coverage",
+    "bower_components",
+    ".gradle",
+    ".idea",
+    ".vscode",
 ];
 
 const SOURCE_EXTS: &[&str] = &[
-    "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi", "rs", "go", "java", "kt", "kts", "scala",
-    "sc", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "inl", "cs", "fs", "rb", "rake", "ex", "exs",
-    "erl", "hrl", "sh", "bash", "zsh", "fish", "swift", "php", "lua", "m", "mm", "r", "jl", "dart", "vue",
-    "svelte", "clj", "cljs", "hs", "ml", "mli", "pl", "pm", "groovy", "zig", "nim", "sql", "proto", "gradle",
+    "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi", "rs", "go", "java", "kt",
+    "kts", "scala", "sc", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "inl", "cs",
+    "fs", "rb", "rake", "ex", "exs", "erl", "hrl", "sh", "bash", "zsh", "fish", "swift", "php",
+    "lua", "m", "mm", "r", "jl", "dart", "vue", "svelte", "clj", "cljs", "hs", "ml", "mli", "pl",
+    "pm", "groovy", "zig", "nim", "sql", "proto", "gradle",
 ];
 
 /// Why a file was not indexed.
@@ -77,7 +99,10 @@ pub fn walk(root: &Path) -> Walked {
         .require_git(false)
         .add_custom_ignore_filename(".iretignore")
         .filter_entry(|e| {
-            !(e.file_type().is_some_and(|t| t.is_dir()) && e.file_name().to_str().is_some_and(|n| SKIP_DIRS.contains(&n)))
+            !(e.file_type().is_some_and(|t| t.is_dir())
+                && e.file_name()
+                    .to_str()
+                    .is_some_and(|n| SKIP_DIRS.contains(&n)))
         })
         .build();
     for entry in walker {

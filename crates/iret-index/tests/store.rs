@@ -5,8 +5,16 @@ use iret_index::{build, Index, IndexDir, StoreError};
 fn repo() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(d.path().join("src")).unwrap();
-    std::fs::write(d.path().join("src/a.ts"), "export function alpha(x: number) { return x + 1; }\n").unwrap();
-    std::fs::write(d.path().join("src/b.py"), "def beta(y):\n    return y * 2\n").unwrap();
+    std::fs::write(
+        d.path().join("src/a.ts"),
+        "export function alpha(x: number) { return x + 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("src/b.py"),
+        "def beta(y):\n    return y * 2\n",
+    )
+    .unwrap();
     std::fs::write(d.path().join("notes.md"), "# not source\n").unwrap();
     d
 }
@@ -24,11 +32,17 @@ fn round_trip_keeps_files_chunks_vectors_and_keywords() {
     assert_eq!(index.vectors.len(), index.chunks.len());
     assert!(index.bm25.df("alpha") >= 1);
     assert!(index.vocab.terms.iter().any(|t| t == "alpha"));
-    assert!(index.chunks.iter().any(|c| c.defines.contains(&"beta".to_string())));
+    assert!(index
+        .chunks
+        .iter()
+        .any(|c| c.defines.contains(&"beta".to_string())));
     // A second build reuses every embedding.
     let again = build(src.path(), idx.path(), &e, &Default::default()).unwrap();
     assert_eq!(again.embedded, 0);
-    assert!(matches!(Index::open(idx.path(), Some("other-model")), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(
+        Index::open(idx.path(), Some("other-model")),
+        Err(StoreError::Corrupt { .. })
+    ));
 }
 
 #[test]
@@ -38,7 +52,11 @@ fn new_generation_replaces_the_old_one_atomically() {
     let e = FakeEmbedder::new(64);
     build(src.path(), idx.path(), &e, &Default::default()).unwrap();
     let first = IndexDir::new(idx.path()).current().unwrap();
-    std::fs::write(src.path().join("src/c.go"), "package c\n\nfunc Gamma() int { return 3 }\n").unwrap();
+    std::fs::write(
+        src.path().join("src/c.go"),
+        "package c\n\nfunc Gamma() int { return 3 }\n",
+    )
+    .unwrap();
     build(src.path(), idx.path(), &e, &Default::default()).unwrap();
     let second = IndexDir::new(idx.path()).current().unwrap();
     assert_ne!(first, second);
@@ -49,7 +67,13 @@ fn new_generation_replaces_the_old_one_atomically() {
 fn an_interrupted_write_leaves_the_previous_generation_live() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
-    build(src.path(), idx.path(), &FakeEmbedder::new(64), &Default::default()).unwrap();
+    build(
+        src.path(),
+        idx.path(),
+        &FakeEmbedder::new(64),
+        &Default::default(),
+    )
+    .unwrap();
     // A writer that died mid-way leaves a tmp folder; it is never read.
     let dir = IndexDir::new(idx.path());
     let tmp = dir.begin().unwrap();
@@ -71,17 +95,39 @@ fn one_writer_at_a_time() {
 #[test]
 fn missing_and_corrupt_indexes_are_errors_not_panics() {
     let idx = tempfile::tempdir().unwrap();
-    assert!(matches!(Index::open(idx.path(), None), Err(StoreError::Missing(_))));
+    assert!(matches!(
+        Index::open(idx.path(), None),
+        Err(StoreError::Missing(_))
+    ));
     std::fs::write(idx.path().join("CURRENT"), "../../etc\n").unwrap();
-    assert!(matches!(Index::open(idx.path(), None), Err(StoreError::Corrupt { .. })));
+    assert!(matches!(
+        Index::open(idx.path(), None),
+        Err(StoreError::Corrupt { .. })
+    ));
 
     let src = repo();
-    build(src.path(), idx.path(), &FakeEmbedder::new(64), &Default::default()).unwrap();
+    build(
+        src.path(),
+        idx.path(),
+        &FakeEmbedder::new(64),
+        &Default::default(),
+    )
+    .unwrap();
     let gen = IndexDir::new(idx.path()).current().unwrap();
-    for file in ["chunks.bin", "bm25.bin", "vectors.f32", "files.bin", "vocab.bin", "manifest.json"] {
+    for file in [
+        "chunks.bin",
+        "bm25.bin",
+        "vectors.f32",
+        "files.bin",
+        "vocab.bin",
+        "manifest.json",
+    ] {
         let backup = std::fs::read(gen.join(file)).unwrap();
         std::fs::write(gen.join(file), &backup[..backup.len() / 3]).unwrap();
-        assert!(Index::open(idx.path(), None).is_err(), "truncated {file} must not load");
+        assert!(
+            Index::open(idx.path(), None).is_err(),
+            "truncated {file} must not load"
+        );
         std::fs::write(gen.join(file), backup).unwrap();
     }
     // A damaged HNSW graph is rebuilt from the vectors, not fatal.

@@ -50,11 +50,11 @@ impl Default for Params {
             vector_k: 200,
             keyword_k: 200,
             fusion: Fusion::MinMax,
-            vector_weight: 0.5,
+            vector_weight: 0.6,
             symbol_vector_weight: 0.3,
             use_vectors: true,
             use_keywords: true,
-            bm25: Bm25Params::default(),
+            bm25: Bm25Params { k1: 1.5, b: 0.75 },
             coherence: 0.25,
             define_boost: 0.3,
             name_boost: 0.25,
@@ -80,7 +80,11 @@ impl Scope {
             let mut b = GlobSetBuilder::new();
             for p in pats {
                 // A bare name (`auth`, `*.ts`) matches at any depth, like ripgrep's -g.
-                let pat = if p.contains('/') { p.clone() } else { format!("**/{p}") };
+                let pat = if p.contains('/') {
+                    p.clone()
+                } else {
+                    format!("**/{p}")
+                };
                 b.add(Glob::new(&pat).map_err(|e| anyhow::anyhow!("bad glob {p:?}: {e}"))?);
                 if !p.contains('*') {
                     b.add(Glob::new(&format!("{}/**", pat.trim_end_matches('/')))?);
@@ -88,11 +92,15 @@ impl Scope {
             }
             Ok(Some(b.build()?))
         };
-        Ok(Self { include: build(include)?, exclude: build(exclude)? })
+        Ok(Self {
+            include: build(include)?,
+            exclude: build(exclude)?,
+        })
     }
 
     pub fn allows(&self, path: &str) -> bool {
-        self.include.as_ref().is_none_or(|g| g.is_match(path)) && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
+        self.include.as_ref().is_none_or(|g| g.is_match(path))
+            && !self.exclude.as_ref().is_some_and(|g| g.is_match(path))
     }
 }
 
@@ -146,21 +154,48 @@ pub struct FileHit {
 }
 
 const NOISE_DIRS: &[&str] = &[
-    "test", "tests", "__tests__", "spec", "specs", "example", "examples", "docs", "doc", "benchmark", "benchmarks",
-    "bench", "fixtures", "testdata", "mocks", "compat", "legacy", "deprecated", "generated", "samples", "demo",
+    "test",
+    "tests",
+    "__tests__",
+    "spec",
+    "specs",
+    "example",
+    "examples",
+    "docs",
+    "doc",
+    "benchmark",
+    "benchmarks",
+    "bench",
+    "fixtures",
+    "testdata",
+    "mocks",
+    "compat",
+    "legacy",
+    "deprecated",
+    "generated",
+    "samples",
+    "demo",
 ];
 
 /// Tests, examples, declaration files and legacy folders: rarely what a task is about.
 pub fn is_noise_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
-    if lower.ends_with(".d.ts") || lower.contains(".test.") || lower.contains(".spec.") || lower.contains("_test.") {
+    if lower.ends_with(".d.ts")
+        || lower.contains(".test.")
+        || lower.contains(".spec.")
+        || lower.contains("_test.")
+    {
         return true;
     }
     let file = lower.rsplit('/').next().unwrap_or("");
     if file.starts_with("test_") || file.ends_with("test.java") || file.ends_with("tests.cs") {
         return true;
     }
-    lower.split('/').rev().skip(1).any(|d| NOISE_DIRS.contains(&d))
+    lower
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| NOISE_DIRS.contains(&d))
 }
 
 fn file_stem(path: &str) -> &str {
@@ -178,19 +213,30 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
     let allow_chunk = |c: usize| allowed[index.chunks[c].file as usize];
 
     let vector_hits: Vec<(usize, f32)> = if params.use_vectors && !state.embedding.is_empty() {
-        index.vectors.nearest(&state.embedding, params.vector_k, &allow_chunk)
+        index
+            .vectors
+            .nearest(&state.embedding, params.vector_k, &allow_chunk)
     } else {
         Vec::new()
     };
     let mut keyword_hits: Vec<(usize, f32)> = if params.use_keywords {
-        index.bm25.score(&state.terms, params.bm25, &|d| allow_chunk(d as usize)).into_iter().map(|(d, s)| (d as usize, s)).collect()
+        index
+            .bm25
+            .score(&state.terms, params.bm25, &|d| allow_chunk(d as usize))
+            .into_iter()
+            .map(|(d, s)| (d as usize, s))
+            .collect()
     } else {
         Vec::new()
     };
     keyword_hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     keyword_hits.truncate(params.keyword_k);
 
-    let wv = if state.analysis.is_symbol { params.symbol_vector_weight } else { params.vector_weight };
+    let wv = if state.analysis.is_symbol {
+        params.symbol_vector_weight
+    } else {
+        params.vector_weight
+    };
     let wv = match (vector_hits.is_empty(), keyword_hits.is_empty()) {
         (true, _) => 0.0,
         (_, true) => 1.0,
@@ -201,11 +247,19 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
     // Group chunks into files.
     let mut by_file: HashMap<u32, Vec<ChunkHit>> = HashMap::new();
     for hit in fused {
-        by_file.entry(index.chunks[hit.chunk as usize].file).or_default().push(hit);
+        by_file
+            .entry(index.chunks[hit.chunk as usize].file)
+            .or_default()
+            .push(hit);
     }
     // Task words and the codebase words refine learned for them.
     let query_stems: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
-    let wants_noise = state.analysis.concepts.iter().any(|c| matches!(c.as_str(), "test" | "tests" | "example" | "examples" | "spec" | "benchmark"));
+    let wants_noise = state.analysis.concepts.iter().any(|c| {
+        matches!(
+            c.as_str(),
+            "test" | "tests" | "example" | "examples" | "spec" | "benchmark"
+        )
+    });
 
     let mut files: Vec<FileHit> = by_file
         .into_iter()
@@ -219,7 +273,8 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
             let entry = &index.files[file as usize];
             let path = entry.path.as_str();
 
-            let range = entry.first_chunk as usize..(entry.first_chunk + entry.chunk_count) as usize;
+            let range =
+                entry.first_chunk as usize..(entry.first_chunk + entry.chunk_count) as usize;
             let mut defines: Vec<String> = Vec::new();
             for c in &index.chunks[range] {
                 for d in &c.defines {
@@ -229,18 +284,70 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
                     }
                 }
             }
-            let stem_words: Vec<String> = split_identifier(file_stem(path)).iter().map(|w| stem(&w.to_lowercase())).filter(|w| w.len() > 1).collect();
-            let name_words: Vec<String> = stem_words.iter().filter(|w| query_stems.contains(*w)).cloned().collect();
-            let dir_words: HashSet<String> = tokenize(path.rsplit_once('/').map_or("", |(d, _)| d)).into_iter().collect();
-            let path_words: Vec<String> = dir_words.iter().filter(|w| query_stems.contains(*w)).cloned().collect();
+            let stem_words: Vec<String> = split_identifier(file_stem(path))
+                .iter()
+                .map(|w| stem(&w.to_lowercase()))
+                .filter(|w| w.len() > 1)
+                .collect();
+            let name_words: Vec<String> = stem_words
+                .iter()
+                .filter(|w| query_stems.contains(*w))
+                .cloned()
+                .collect();
+            let dir_words: HashSet<String> = tokenize(path.rsplit_once('/').map_or("", |(d, _)| d))
+                .into_iter()
+                .collect();
+            let path_words: Vec<String> = dir_words
+                .iter()
+                .filter(|w| query_stems.contains(*w))
+                .cloned()
+                .collect();
 
             if !defines.is_empty() {
+                // The defining chunk represents the file (ahead of chunks that only use it).
+                let range =
+                    entry.first_chunk as usize..(entry.first_chunk + entry.chunk_count) as usize;
+                if let Some(def) = range.clone().find(|&c| {
+                    index.chunks[c]
+                        .defines
+                        .iter()
+                        .any(|d| defines.contains(&d.to_lowercase()))
+                }) {
+                    match chunks.iter().position(|h| h.chunk as usize == def) {
+                        Some(0) => {}
+                        Some(i) => {
+                            let h = chunks.remove(i);
+                            chunks.insert(0, h);
+                        }
+                        None => {
+                            let cosine = if state.embedding.is_empty() {
+                                0.0
+                            } else {
+                                iret_embed::dot(&state.embedding, index.vectors.get(def))
+                            };
+                            chunks.insert(
+                                0,
+                                ChunkHit {
+                                    chunk: def as u32,
+                                    score: chunks[0].score,
+                                    cosine,
+                                    bm25: 0.0,
+                                    leg: Leg::Keyword,
+                                },
+                            );
+                            chunks.truncate(3);
+                        }
+                    }
+                }
                 // More so when the file is named after the symbol.
-                let named = defines.iter().any(|d| file_stem(path).to_lowercase().replace(['_', '-'], "") == d.replace('_', ""));
+                let named = defines.iter().any(|d| {
+                    file_stem(path).to_lowercase().replace(['_', '-'], "") == d.replace('_', "")
+                });
                 score += params.define_boost * if named { 1.5 } else { 1.0 };
             }
             if !name_words.is_empty() {
-                score += params.name_boost * name_words.len() as f32 / stem_words.len().max(1) as f32;
+                score +=
+                    params.name_boost * name_words.len() as f32 / stem_words.len().max(1) as f32;
             }
             if !path_words.is_empty() {
                 score += params.path_boost * (path_words.len() as f32).min(2.0) / 2.0;
@@ -249,18 +356,46 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
             if noise && !wants_noise {
                 score *= params.noise_factor;
             }
-            let focused = state.focus.get(&file).inspect(|bonus| score += *bonus).is_some();
-            FileHit { file, score, chunks, defines, name_words, path_words, noise, focused }
+            let focused = state
+                .focus
+                .get(&file)
+                .inspect(|bonus| score += *bonus)
+                .is_some();
+            FileHit {
+                file,
+                score,
+                chunks,
+                defines,
+                name_words,
+                path_words,
+                noise,
+                focused,
+            }
         })
         .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.file.cmp(&b.file)));
     files
 }
 
-fn fuse(index: &Index, state: &State, vector: &[(usize, f32)], keyword: &[(usize, f32)], fusion: Fusion, wv: f32) -> Vec<ChunkHit> {
+fn fuse(
+    index: &Index,
+    state: &State,
+    vector: &[(usize, f32)],
+    keyword: &[(usize, f32)],
+    fusion: Fusion,
+    wv: f32,
+) -> Vec<ChunkHit> {
     let mut hits: HashMap<usize, ChunkHit> = HashMap::new();
-    let vrank: HashMap<usize, usize> = vector.iter().enumerate().map(|(r, (c, _))| (*c, r)).collect();
-    let krank: HashMap<usize, usize> = keyword.iter().enumerate().map(|(r, (c, _))| (*c, r)).collect();
+    let vrank: HashMap<usize, usize> = vector
+        .iter()
+        .enumerate()
+        .map(|(r, (c, _))| (*c, r))
+        .collect();
+    let krank: HashMap<usize, usize> = keyword
+        .iter()
+        .enumerate()
+        .map(|(r, (c, _))| (*c, r))
+        .collect();
     let kscore: HashMap<usize, f32> = keyword.iter().cloned().collect();
     let candidates: HashSet<usize> = vrank.keys().chain(krank.keys()).copied().collect();
     let max_bm25 = keyword.first().map_or(1.0, |k| k.1).max(1e-6);
@@ -285,8 +420,12 @@ fn fuse(index: &Index, state: &State, vector: &[(usize, f32)], keyword: &[(usize
         };
         let score = match fusion {
             Fusion::Rrf(k) => {
-                let v = vrank.get(&c).map_or(0.0, |r| (k + 1.0) / (k + 1.0 + *r as f32));
-                let kw = krank.get(&c).map_or(0.0, |r| (k + 1.0) / (k + 1.0 + *r as f32));
+                let v = vrank
+                    .get(&c)
+                    .map_or(0.0, |r| (k + 1.0) / (k + 1.0 + *r as f32));
+                let kw = krank
+                    .get(&c)
+                    .map_or(0.0, |r| (k + 1.0) / (k + 1.0 + *r as f32));
                 wv * v + (1.0 - wv) * kw
             }
             Fusion::MinMax => {
@@ -294,7 +433,16 @@ fn fuse(index: &Index, state: &State, vector: &[(usize, f32)], keyword: &[(usize
                 wv * v + (1.0 - wv) * bm25 / max_bm25
             }
         };
-        hits.insert(c, ChunkHit { chunk: c as u32, score, cosine, bm25, leg });
+        hits.insert(
+            c,
+            ChunkHit {
+                chunk: c as u32,
+                score,
+                cosine,
+                bm25,
+                leg,
+            },
+        );
     }
     hits.into_values().collect()
 }

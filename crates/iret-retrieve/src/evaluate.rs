@@ -40,12 +40,19 @@ pub struct Concepts {
 
 impl Concepts {
     pub fn new(words: Vec<String>) -> Self {
-        Self { words, aliases: BTreeMap::new() }
+        Self {
+            words,
+            aliases: BTreeMap::new(),
+        }
     }
 
     /// Is `concept` covered by a file with these (stemmed) tokens?
     pub fn covered(&self, concept: &str, tokens: &HashSet<String>) -> bool {
-        tokens.contains(&stem(concept)) || self.aliases.get(concept).is_some_and(|a| a.iter().any(|t| tokens.contains(t)))
+        tokens.contains(&stem(concept))
+            || self
+                .aliases
+                .get(concept)
+                .is_some_and(|a| a.iter().any(|t| tokens.contains(t)))
     }
 }
 
@@ -58,7 +65,8 @@ impl FileTokens {
         self.0.entry(file).or_insert_with(|| {
             let f = &index.files[file as usize];
             let mut set: HashSet<String> = tokenize(&f.path).into_iter().collect();
-            for c in &index.chunks[f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize] {
+            for c in &index.chunks[f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize]
+            {
                 set.extend(tokenize(&c.text));
             }
             set
@@ -75,7 +83,12 @@ pub struct Evaluator<'a> {
 }
 
 impl Evaluator<'_> {
-    pub fn evaluate(&self, hits: &[FileHit], cycle: usize, tokens: &mut FileTokens) -> Vec<Evaluation> {
+    pub fn evaluate(
+        &self,
+        hits: &[FileHit],
+        cycle: usize,
+        tokens: &mut FileTokens,
+    ) -> Vec<Evaluation> {
         let top_score = hits.first().map_or(1.0, |h| h.score).max(1e-6);
         hits.iter()
             .take(self.max_files)
@@ -85,13 +98,22 @@ impl Evaluator<'_> {
                 let sim = if self.task_embedding.is_empty() {
                     0.0
                 } else {
-                    range.map(|c| iret_embed::dot(self.task_embedding, self.index.vectors.get(c))).fold(f32::MIN, f32::max)
+                    range
+                        .map(|c| iret_embed::dot(self.task_embedding, self.index.vectors.get(c)))
+                        .fold(f32::MIN, f32::max)
                 };
                 let sim_abs = ((sim - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR)).clamp(0.0, 1.0);
                 let toks = tokens.get(self.index, hit.file);
-                let (covered, missing): (Vec<&String>, Vec<&String>) =
-                    self.concepts.words.iter().partition(|c| self.concepts.covered(c, toks));
-                let coverage = if self.concepts.words.is_empty() { 0.0 } else { covered.len() as f32 / self.concepts.words.len() as f32 };
+                let (covered, missing): (Vec<&String>, Vec<&String>) = self
+                    .concepts
+                    .words
+                    .iter()
+                    .partition(|c| self.concepts.covered(c, toks));
+                let coverage = if self.concepts.words.is_empty() {
+                    0.0
+                } else {
+                    covered.len() as f32 / self.concepts.words.len() as f32
+                };
                 let structural: f32 = if !hit.defines.is_empty() {
                     1.0
                 } else if !hit.name_words.is_empty() {
@@ -104,7 +126,8 @@ impl Evaluator<'_> {
                     0.0
                 };
                 let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
-                let mut relevance = 0.30 * sim_abs + 0.30 * coverage + 0.20 * rel_score + 0.20 * structural;
+                let mut relevance =
+                    0.30 * sim_abs + 0.30 * coverage + 0.20 * rel_score + 0.20 * structural;
                 if hit.noise {
                     relevance *= 0.8;
                 }
@@ -129,7 +152,14 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
         parts.push(format!("defines {}", hit.defines.join(", ")));
     }
     if !covered.is_empty() {
-        parts.push(format!("covers {}", covered.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+        parts.push(format!(
+            "covers {}",
+            covered
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     if !hit.name_words.is_empty() {
         parts.push(format!("file name says {}", hit.name_words.join(", ")));
@@ -139,13 +169,19 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
     }
     if let Some(best) = hit.chunks.first() {
         let c = &index.chunks[best.chunk as usize];
-        let what = if c.symbol.is_empty() { format!("lines {}-{}", c.start_line, c.end_line) } else { c.symbol.clone() };
+        let what = if c.symbol.is_empty() {
+            format!("lines {}-{}", c.start_line, c.end_line)
+        } else {
+            c.symbol.clone()
+        };
         let leg = match best.leg {
             Leg::Both => "vector+keyword",
             Leg::Vector => "vector",
             Leg::Keyword => "keyword",
         };
-        parts.push(format!("best chunk {what} (cos {sim:.2}, {leg}, cycle {cycle})"));
+        parts.push(format!(
+            "best chunk {what} (cos {sim:.2}, {leg}, cycle {cycle})"
+        ));
     }
     parts.join("; ")
 }

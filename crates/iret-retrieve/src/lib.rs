@@ -16,7 +16,12 @@ pub use query::Query;
 pub use r#loop::{initial_state, run, Options, Outcome};
 
 /// Single-shot search (dispatch only): files best first.
-pub fn search_once(index: &iret_index::Index, embedder: &dyn iret_embed::Embedder, query: &Query, params: &Params) -> anyhow::Result<Vec<FileHit>> {
+pub fn search_once(
+    index: &iret_index::Index,
+    embedder: &dyn iret_embed::Embedder,
+    query: &Query,
+    params: &Params,
+) -> anyhow::Result<Vec<FileHit>> {
     let state = initial_state(query, embedder)?;
     Ok(dispatch(index, &state, params))
 }

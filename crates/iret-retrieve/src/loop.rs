@@ -11,8 +11,25 @@ use std::collections::{HashMap, HashSet};
 
 /// Words of a task that say what to do, not what to look for.
 const TASK_WORDS: &[&str] = &[
-    "fix", "bug", "add", "support", "issue", "change", "update", "improve", "make", "need", "should", "want", "new",
-    "problem", "broken", "wrong", "error", "properly", "correctly",
+    "fix",
+    "bug",
+    "add",
+    "support",
+    "issue",
+    "change",
+    "update",
+    "improve",
+    "make",
+    "need",
+    "should",
+    "want",
+    "new",
+    "problem",
+    "broken",
+    "wrong",
+    "error",
+    "properly",
+    "correctly",
 ];
 
 #[derive(Debug, Clone)]
@@ -26,11 +43,24 @@ pub struct Options {
     pub params: Params,
     /// Files evaluated per cycle.
     pub evaluate_top: usize,
+    /// Weight of cycles after the first in the final order (the first weighs 1).
+    pub later_cycles_weight: f32,
+    /// Weight of the evaluated relevance in the final order (beside dispatch standing).
+    pub relevance_weight: f32,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Self { cycles: 3, min_relevance: 0.7, enough: 3, strong: 0.7, params: Params::default(), evaluate_top: 20 }
+        Self {
+            cycles: 3,
+            min_relevance: 0.7,
+            enough: 3,
+            strong: 0.7,
+            params: Params::default(),
+            evaluate_top: 20,
+            later_cycles_weight: 0.25,
+            relevance_weight: 0.3,
+        }
     }
 }
 
@@ -48,7 +78,8 @@ pub struct CycleTrace {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
-    /// Every evaluated file (best evaluation across cycles), best first.
+    /// Every evaluated file (best evaluation across cycles), best first: by the fused
+    /// standing of the file in each cycle's dispatch (the first cycle weighs most).
     pub evaluated: Vec<Evaluation>,
     pub cycles: Vec<CycleTrace>,
     pub concepts: Concepts,
@@ -57,13 +88,20 @@ pub struct Outcome {
 impl Outcome {
     /// Files at or above `min`, best first.
     pub fn relevant(&self, min: f32) -> Vec<&Evaluation> {
-        self.evaluated.iter().filter(|e| e.relevance >= min).collect()
+        self.evaluated
+            .iter()
+            .filter(|e| e.relevance >= min)
+            .collect()
     }
 }
 
 /// The starting state for `query`: analysed words, embedding, keywords, scope.
 pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<State> {
-    let full = if query.keywords.is_empty() { query.task.clone() } else { format!("{} {}", query.task, query.keywords.join(" ")) };
+    let full = if query.keywords.is_empty() {
+        query.task.clone()
+    } else {
+        format!("{} {}", query.task, query.keywords.join(" "))
+    };
     let analysis = analyse(&full);
     let mut terms: Vec<(String, f32)> = Vec::new();
     for t in &analysis.terms {
@@ -82,41 +120,90 @@ pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<S
     })
 }
 
-pub fn run(index: &Index, embedder: &dyn Embedder, query: &Query, opts: &Options) -> anyhow::Result<Outcome> {
+pub fn run(
+    index: &Index,
+    embedder: &dyn Embedder,
+    query: &Query,
+    opts: &Options,
+) -> anyhow::Result<Outcome> {
     let mut state = initial_state(query, embedder)?;
     let task_embedding = state.embedding.clone();
-    let mut concepts = Concepts::new(state.analysis.concepts.iter().filter(|c| !TASK_WORDS.contains(&c.as_str())).cloned().collect());
+    let mut concepts = Concepts::new(
+        state
+            .analysis
+            .concepts
+            .iter()
+            .filter(|c| !TASK_WORDS.contains(&c.as_str()))
+            .cloned()
+            .collect(),
+    );
     let mut tokens = FileTokens::default();
     let mut merged: HashMap<u32, Evaluation> = HashMap::new();
     let mut cycles = Vec::new();
     let mut tried = HashSet::new();
-    let refiner = Refiner { index, embedder, task: &query.task };
+    let refiner = Refiner {
+        index,
+        embedder,
+        task: &query.task,
+    };
+    // Final order: Σ_cycles weight × (dispatch score / that cycle's best score).
+    let mut standing: HashMap<u32, f32> = HashMap::new();
 
     for cycle in 1..=opts.cycles.max(1) {
         let hits = dispatch(index, &state, &opts.params);
-        let evaluator = Evaluator { index, task_embedding: &task_embedding, concepts: &concepts, max_files: opts.evaluate_top };
+        let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
+        let weight = if cycle == 1 {
+            1.0
+        } else {
+            opts.later_cycles_weight
+        };
+        for h in &hits {
+            *standing.entry(h.file).or_default() += weight * h.score / top;
+        }
+        let evaluator = Evaluator {
+            index,
+            task_embedding: &task_embedding,
+            concepts: &concepts,
+            max_files: opts.evaluate_top,
+        };
         let evals = evaluator.evaluate(&hits, cycle, &mut tokens);
         for e in &evals {
             // Aliases learned later can raise a file's coverage; keep its best judgement.
-            let keep = merged.get(&e.file).is_none_or(|old| e.relevance > old.relevance);
+            let keep = merged
+                .get(&e.file)
+                .is_none_or(|old| e.relevance > old.relevance);
             if keep {
                 merged.insert(e.file, e.clone());
             }
         }
-        let mut ranked: Vec<Evaluation> = merged.values().filter(|e| !state.excluded.contains(&e.file)).cloned().collect();
+        let mut ranked: Vec<Evaluation> = merged
+            .values()
+            .filter(|e| !state.excluded.contains(&e.file))
+            .cloned()
+            .collect();
         sort(&mut ranked);
-        let strong: Vec<&Evaluation> = ranked.iter().filter(|e| e.relevance >= opts.strong).collect();
+        let strong: Vec<&Evaluation> = ranked
+            .iter()
+            .filter(|e| e.relevance >= opts.strong)
+            .collect();
         let critical_gaps: Vec<&String> = concepts
             .words
             .iter()
-            .filter(|c| !strong.iter().any(|e| concepts.covered(c, tokens.get(index, e.file))))
+            .filter(|c| {
+                !strong
+                    .iter()
+                    .any(|e| concepts.covered(c, tokens.get(index, e.file)))
+            })
             .filter(|c| index.bm25.df(&iret_index::tokens::stem(c)) > 0)
             .collect();
         let mut trace = CycleTrace {
             cycle,
             terms: state.terms.iter().map(|(t, _)| t.clone()).collect(),
             candidates: hits.len(),
-            scores: evals.iter().map(|e| (e.path.clone(), e.relevance)).collect(),
+            scores: evals
+                .iter()
+                .map(|e| (e.path.clone(), e.relevance))
+                .collect(),
             refinement: None,
             stop: None,
         };
@@ -130,7 +217,8 @@ pub fn run(index: &Index, embedder: &dyn Embedder, query: &Query, opts: &Options
             cycles.push(trace);
             break;
         }
-        let refinement = refiner.refine(&mut state, &mut concepts, &ranked, &mut tokens, &mut tried)?;
+        let refinement =
+            refiner.refine(&mut state, &mut concepts, &ranked, &mut tokens, &mut tried)?;
         let nothing_new = refinement.is_empty();
         trace.refinement = Some(refinement);
         if nothing_new {
@@ -141,11 +229,34 @@ pub fn run(index: &Index, embedder: &dyn Embedder, query: &Query, opts: &Options
         cycles.push(trace);
     }
 
-    let mut evaluated: Vec<Evaluation> = merged.into_values().filter(|e| !state.excluded.contains(&e.file)).collect();
-    sort(&mut evaluated);
-    Ok(Outcome { evaluated, cycles, concepts })
+    // Files judged irrelevant (excluded) rank after all others; they are never returned
+    // (their relevance is below any sensible --min-relevance) but keep a ranked list whole.
+    let mut evaluated: Vec<Evaluation> = merged.into_values().collect();
+    let key = |e: &Evaluation| {
+        (
+            !state.excluded.contains(&e.file),
+            standing.get(&e.file).copied().unwrap_or(0.0) + opts.relevance_weight * e.relevance,
+        )
+    };
+    evaluated.sort_by(|a, b| {
+        let (ka, kb) = (key(a), key(b));
+        kb.0.cmp(&ka.0)
+            .then(kb.1.total_cmp(&ka.1))
+            .then(b.relevance.total_cmp(&a.relevance))
+            .then(a.path.cmp(&b.path))
+    });
+    Ok(Outcome {
+        evaluated,
+        cycles,
+        concepts,
+    })
 }
 
 fn sort(evals: &mut [Evaluation]) {
-    evals.sort_by(|a, b| b.relevance.total_cmp(&a.relevance).then(a.cycle.cmp(&b.cycle)).then(a.path.cmp(&b.path)));
+    evals.sort_by(|a, b| {
+        b.relevance
+            .total_cmp(&a.relevance)
+            .then(a.cycle.cmp(&b.cycle))
+            .then(a.path.cmp(&b.path))
+    });
 }

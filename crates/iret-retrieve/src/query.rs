@@ -17,7 +17,10 @@ pub struct Query {
 
 impl Query {
     pub fn new(task: impl Into<String>) -> Self {
-        Self { task: task.into(), ..Default::default() }
+        Self {
+            task: task.into(),
+            ..Default::default()
+        }
     }
 }
 
@@ -60,9 +63,18 @@ pub fn analyse(text: &str) -> Analysis {
             }
         }
     }
-    let code_words = words.iter().filter(|w| looks_like_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_'))).count();
-    let is_symbol = !words.is_empty() && (words.len() == 1 || (words.len() <= 3 && code_words * 2 >= words.len()));
-    Analysis { terms: tokenize(text), concepts, identifiers: identifiers_found, is_symbol }
+    let code_words = words
+        .iter()
+        .filter(|w| looks_like_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_')))
+        .count();
+    let is_symbol = !words.is_empty()
+        && (words.len() == 1 || (words.len() <= 3 && code_words * 2 >= words.len()));
+    Analysis {
+        terms: tokenize(text),
+        concepts,
+        identifiers: identifiers_found,
+        is_symbol,
+    }
 }
 
 /// The stemmed form used to compare a concept with BM25 terms.
@@ -80,11 +92,17 @@ mod tests {
         assert!(analyse("inferProcedureInput").is_symbol);
         assert!(analyse("Router").is_symbol);
         assert!(!analyse("how are routes grouped and registered").is_symbol);
-        assert_eq!(analyse("where is TRPCError thrown").identifiers, vec!["trpcerror"]);
+        assert_eq!(
+            analyse("where is TRPCError thrown").identifiers,
+            vec!["trpcerror"]
+        );
     }
 
     #[test]
     fn concepts_are_content_words() {
-        assert_eq!(analyse("Fix the authentication token expiry bug").concepts, vec!["fix", "authentication", "token", "expiry", "bug"]);
+        assert_eq!(
+            analyse("Fix the authentication token expiry bug").concepts,
+            vec!["fix", "authentication", "token", "expiry", "bug"]
+        );
     }
 }

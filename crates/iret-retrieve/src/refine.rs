@@ -38,7 +38,11 @@ pub struct Refinement {
 
 impl Refinement {
     pub fn added_terms(&self) -> Vec<String> {
-        let mut t: Vec<String> = self.learned.iter().flat_map(|(_, a)| a.iter().cloned()).collect();
+        let mut t: Vec<String> = self
+            .learned
+            .iter()
+            .flat_map(|(_, a)| a.iter().cloned())
+            .collect();
         t.extend(self.harvested.iter().cloned());
         t.dedup();
         t
@@ -56,13 +60,24 @@ pub struct Refiner<'a> {
 
 impl Refiner<'_> {
     /// Updates `state` and `concepts` from the merged evaluations; returns what changed.
-    pub fn refine(&self, state: &mut State, concepts: &mut Concepts, evals: &[Evaluation], tokens: &mut FileTokens, tried: &mut HashSet<String>) -> anyhow::Result<Refinement> {
+    pub fn refine(
+        &self,
+        state: &mut State,
+        concepts: &mut Concepts,
+        evals: &[Evaluation],
+        tokens: &mut FileTokens,
+        tried: &mut HashSet<String>,
+    ) -> anyhow::Result<Refinement> {
         let mut r = Refinement::default();
         let related: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).collect();
         let gaps: Vec<String> = concepts
             .words
             .iter()
-            .filter(|c| !related.iter().any(|e| concepts.covered(c, tokens.get(self.index, e.file))))
+            .filter(|c| {
+                !related
+                    .iter()
+                    .any(|e| concepts.covered(c, tokens.get(self.index, e.file)))
+            })
             .cloned()
             .collect();
         r.gaps = gaps.clone();
@@ -98,7 +113,11 @@ impl Refiner<'_> {
                 let mut picks = Vec::new();
                 for (i, sim) in self.index.vocab.nearest(&v, 8) {
                     let term = stem(&self.index.vocab.terms[i]);
-                    if sim < ALIAS_MIN_SIM || probe_words.contains(&term) || known.contains(&term) || self.index.bm25.df(&term) == 0 {
+                    if sim < ALIAS_MIN_SIM
+                        || probe_words.contains(&term)
+                        || known.contains(&term)
+                        || self.index.bm25.df(&term) == 0
+                    {
                         continue;
                     }
                     if !picks.contains(&term) {
@@ -132,14 +151,25 @@ impl Refiner<'_> {
         }
 
         // Harvest distinctive identifiers from the best chunks of the related files.
-        let strong: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).take(3).collect();
+        let strong: Vec<&Evaluation> = evals
+            .iter()
+            .filter(|e| e.relevance >= 0.5)
+            .take(3)
+            .collect();
         let n = self.index.bm25.num_docs().max(1) as f32;
-        let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).chain(r.added_terms()).collect();
+        let known: HashSet<String> = state
+            .terms
+            .iter()
+            .map(|(t, _)| t.clone())
+            .chain(r.added_terms())
+            .collect();
         let mut counts: HashMap<String, usize> = HashMap::new();
         for e in &strong {
             // Code identifiers of the best chunk (comment prose is not the codebase's
             // vocabulary) and the file's folder names (code is organised by concept).
-            let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| words(dir).map(|w| stem(&w)).collect());
+            let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| {
+                words(dir).map(|w| stem(&w)).collect()
+            });
             if let Some(best) = e.chunks.first() {
                 let code = code_lines(&self.index.chunks[best.chunk as usize].text);
                 seen.extend(words(&code).map(|w| stem(&w)));
@@ -152,11 +182,14 @@ impl Refiner<'_> {
         }
         let mut harvest: Vec<(String, f32)> = counts
             .into_iter()
-            .filter(|(w, _)| !known.contains(w) && w.len() >= 4 && !CODE_KEYWORDS.contains(&w.as_str()))
+            .filter(|(w, _)| {
+                !known.contains(w) && w.len() >= 4 && !CODE_KEYWORDS.contains(&w.as_str())
+            })
             .filter_map(|(w, c)| {
                 let df = self.index.bm25.df(&w) as f32;
                 // Shared by the related chunks, yet not everywhere in the codebase.
-                (df > 0.0 && df / n < MAX_HARVEST_DF).then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
+                (df > 0.0 && df / n < MAX_HARVEST_DF)
+                    .then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -168,10 +201,17 @@ impl Refiner<'_> {
                 r.excluded.push(e.path.clone());
             }
         }
-        let related: Vec<u32> = evals.iter().filter(|e| e.relevance >= 0.5).map(|e| e.file).collect();
+        let related: Vec<u32> = evals
+            .iter()
+            .filter(|e| e.relevance >= 0.5)
+            .map(|e| e.file)
+            .collect();
         for f in neighbours(self.index, &related) {
             let strong = evals.iter().any(|e| e.file == f && e.relevance >= 0.7);
-            if !state.excluded.contains(&f) && !strong && state.focus.insert(f, FOCUS_BONUS).is_none() {
+            if !state.excluded.contains(&f)
+                && !strong
+                && state.focus.insert(f, FOCUS_BONUS).is_none()
+            {
                 r.focus.push(self.index.files[f as usize].path.clone());
             }
         }
@@ -193,11 +233,65 @@ impl Refiner<'_> {
 
 /// Keywords and built-in names of common languages: syntax, not vocabulary.
 const CODE_KEYWORDS: &[&str] = &[
-    "throw", "return", "const", "function", "class", "export", "import", "async", "await", "this", "self", "true",
-    "false", "null", "undefined", "string", "number", "boolean", "void", "public", "private", "protected", "static",
-    "pass", "none", "impl", "struct", "func", "package", "type", "interface", "extend", "implement", "catch", "else",
-    "while", "break", "continue", "switch", "case", "default", "from", "require", "module", "new", "let", "var",
-    "def", "elif", "lambda", "yield", "final", "abstract", "override", "object", "promise", "error", "value", "math",
+    "throw",
+    "return",
+    "const",
+    "function",
+    "class",
+    "export",
+    "import",
+    "async",
+    "await",
+    "this",
+    "self",
+    "true",
+    "false",
+    "null",
+    "undefined",
+    "string",
+    "number",
+    "boolean",
+    "void",
+    "public",
+    "private",
+    "protected",
+    "static",
+    "pass",
+    "none",
+    "impl",
+    "struct",
+    "func",
+    "package",
+    "type",
+    "interface",
+    "extend",
+    "implement",
+    "catch",
+    "else",
+    "while",
+    "break",
+    "continue",
+    "switch",
+    "case",
+    "default",
+    "from",
+    "require",
+    "module",
+    "new",
+    "let",
+    "var",
+    "def",
+    "elif",
+    "lambda",
+    "yield",
+    "final",
+    "abstract",
+    "override",
+    "object",
+    "promise",
+    "error",
+    "value",
+    "math",
 ];
 
 /// The lines of `text` that are code, not comments.
@@ -205,7 +299,12 @@ fn code_lines(text: &str) -> String {
     text.lines()
         .filter(|l| {
             let t = l.trim_start();
-            !(t.starts_with("//") || t.starts_with("/*") || t.starts_with('*') || t.starts_with('#') || t.starts_with("--") || t.starts_with("\"\"\""))
+            !(t.starts_with("//")
+                || t.starts_with("/*")
+                || t.starts_with('*')
+                || t.starts_with('#')
+                || t.starts_with("--")
+                || t.starts_with("\"\"\""))
         })
         .collect::<Vec<_>>()
         .join("\n")
@@ -224,7 +323,10 @@ pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
             s
         }
     };
-    let stems: Vec<(u32, String)> = files.iter().map(|&f| (f, stem_of(&index.files[f as usize].path))).collect();
+    let stems: Vec<(u32, String)> = files
+        .iter()
+        .map(|&f| (f, stem_of(&index.files[f as usize].path)))
+        .collect();
     let mut out = Vec::new();
     for (i, f) in index.files.iter().enumerate() {
         let i = i as u32;
@@ -238,7 +340,9 @@ pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
         let stem = stem_of(&f.path);
         let imported = files.iter().any(|&o| {
             let of = &index.files[o as usize];
-            o != i && of.chunk_count > 0 && import_names(&index.chunks[of.first_chunk as usize].text).any(|m| m == stem)
+            o != i
+                && of.chunk_count > 0
+                && import_names(&index.chunks[of.first_chunk as usize].text).any(|m| m == stem)
         });
         if imports_ours || imported {
             out.push(i);
@@ -251,10 +355,25 @@ pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
 fn import_names(text: &str) -> impl Iterator<Item = &str> {
     text.lines()
         .map(str::trim_start)
-        .filter(|l| l.starts_with("import ") || l.starts_with("from ") || l.starts_with("use ") || l.starts_with("#include") || l.contains("require("))
+        .filter(|l| {
+            l.starts_with("import ")
+                || l.starts_with("from ")
+                || l.starts_with("use ")
+                || l.starts_with("#include")
+                || l.contains("require(")
+        })
         .flat_map(|l| {
-            let spec = l.split(['\'', '"', '<', '>']).nth(1).filter(|s| !s.is_empty()).unwrap_or(l);
-            spec.rsplit(['/', ':', '.', ' ']).filter(|s| !s.is_empty() && !matches!(*s, "js" | "ts" | "h" | "hpp" | "index" | "mod" | "*" | ";")).take(1)
+            let spec = l
+                .split(['\'', '"', '<', '>'])
+                .nth(1)
+                .filter(|s| !s.is_empty())
+                .unwrap_or(l);
+            spec.rsplit(['/', ':', '.', ' '])
+                .filter(|s| {
+                    !s.is_empty()
+                        && !matches!(*s, "js" | "ts" | "h" | "hpp" | "index" | "mod" | "*" | ";")
+                })
+                .take(1)
         })
         .map(|s| s.trim_end_matches([';', '{', '}', ',']))
 }

@@ -21,9 +21,21 @@ fn repo() -> (tempfile::TempDir, tempfile::TempDir, Index) {
     write(r, "src/net/throttle.ts", "export function throttle(maxRequests: number) {\n  return (req, res, next) => next();\n}\n");
     write(r, "src/net/server.ts", "import { throttle } from './throttle';\nexport function startServer(port: number) {\n  use(throttle(10));\n  listen(port);\n}\n");
     write(r, "src/billing/invoice.ts", "export function invoiceTotal(lines: Line[]) {\n  return lines.reduce((a, l) => a + l.amount, 0);\n}\n");
-    write(r, "src/billing/tax.ts", "export function taxFor(amount: number) {\n  return amount * 0.2;\n}\n");
-    write(r, "src/util/format.ts", "export function formatDate(d: Date) {\n  return d.toISOString();\n}\n");
-    write(r, "src/parse/TokenParser.ts", "export class TokenParser {\n  parse(input: string) { return input.split(' '); }\n}\n");
+    write(
+        r,
+        "src/billing/tax.ts",
+        "export function taxFor(amount: number) {\n  return amount * 0.2;\n}\n",
+    );
+    write(
+        r,
+        "src/util/format.ts",
+        "export function formatDate(d: Date) {\n  return d.toISOString();\n}\n",
+    );
+    write(
+        r,
+        "src/parse/TokenParser.ts",
+        "export class TokenParser {\n  parse(input: string) { return input.split(' '); }\n}\n",
+    );
     let idx = tempfile::tempdir().unwrap();
     iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
     let index = Index::open(idx.path(), Some("fake")).unwrap();
@@ -33,11 +45,28 @@ fn repo() -> (tempfile::TempDir, tempfile::TempDir, Index) {
 #[test]
 fn evaluate_scores_the_defining_file_high_and_unrelated_files_low() {
     let (_s, _i, index) = repo();
-    let out = run(&index, &embedder(), &Query::new("TokenParser"), &Options { cycles: 1, ..Options::default() }).unwrap();
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("TokenParser"),
+        &Options {
+            cycles: 1,
+            ..Options::default()
+        },
+    )
+    .unwrap();
     let best = &out.evaluated[0];
     assert!(best.path.ends_with("TokenParser.ts"), "{:?}", out.evaluated);
-    assert!(best.relevance >= 0.8, "defines the named class: {}", best.relevance);
-    assert!(best.reason.contains("defines tokenparser"), "{}", best.reason);
+    assert!(
+        best.relevance >= 0.8,
+        "defines the named class: {}",
+        best.relevance
+    );
+    assert!(
+        best.reason.contains("defines tokenparser"),
+        "{}",
+        best.reason
+    );
     for e in &out.evaluated[1..] {
         assert!(e.relevance < 0.5, "{} scored {}", e.path, e.relevance);
     }
@@ -46,18 +75,56 @@ fn evaluate_scores_the_defining_file_high_and_unrelated_files_low() {
 #[test]
 fn refine_learns_the_codebase_word_for_a_gap_and_excludes_irrelevant_files() {
     let (_s, _i, index) = repo();
-    let opts = Options { cycles: 3, ..Options::default() };
-    let out = run(&index, &embedder(), &Query::new("rate limiting for the api"), &opts).unwrap();
+    let opts = Options {
+        cycles: 3,
+        ..Options::default()
+    };
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("rate limiting for the api"),
+        &opts,
+    )
+    .unwrap();
     let first = out.cycles[0].refinement.as_ref().expect("cycle 1 refines");
     let learned: Vec<&String> = first.learned.iter().flat_map(|(_, t)| t).collect();
-    assert!(learned.iter().any(|t| t.starts_with("throttl")), "learned {learned:?}");
-    assert!(out.concepts.aliases.values().flatten().any(|t| t.starts_with("throttl")));
-    assert!(out.relevant(0.7).iter().any(|e| e.path.ends_with("throttle.ts")), "{:?}", out.evaluated);
-    // Whatever cycle 1 excluded never comes back.
+    assert!(
+        learned.iter().any(|t| t.starts_with("throttl")),
+        "learned {learned:?}"
+    );
+    assert!(out
+        .concepts
+        .aliases
+        .values()
+        .flatten()
+        .any(|t| t.starts_with("throttl")));
+    assert!(
+        out.relevant(0.7)
+            .iter()
+            .any(|e| e.path.ends_with("throttle.ts")),
+        "{:?}",
+        out.evaluated
+    );
+    // Whatever cycle 1 excluded never comes back: not returned, not re-evaluated, and
+    // ranked after every file that was not excluded.
+    let first_excluded = out
+        .evaluated
+        .iter()
+        .position(|e| first.excluded.contains(&e.path))
+        .unwrap_or(out.evaluated.len());
+    assert!(out.evaluated[first_excluded..]
+        .iter()
+        .all(|e| first.excluded.contains(&e.path) || e.relevance < 0.2));
     for excluded in &first.excluded {
-        assert!(out.evaluated.iter().all(|e| &e.path != excluded), "{excluded} came back");
+        assert!(
+            out.relevant(0.2).iter().all(|e| &e.path != excluded),
+            "{excluded} came back"
+        );
         for c in &out.cycles[1..] {
-            assert!(c.scores.iter().all(|(p, _)| p != excluded), "{excluded} re-evaluated");
+            assert!(
+                c.scores.iter().all(|(p, _)| p != excluded),
+                "{excluded} re-evaluated"
+            );
         }
     }
 }
@@ -65,13 +132,26 @@ fn refine_learns_the_codebase_word_for_a_gap_and_excludes_irrelevant_files() {
 #[test]
 fn the_loop_stops_early_with_enough_context_and_never_exceeds_the_cycle_limit() {
     let (_s, _i, index) = repo();
-    let easy = Options { enough: 1, ..Options::default() };
+    let easy = Options {
+        enough: 1,
+        ..Options::default()
+    };
     let out = run(&index, &embedder(), &Query::new("TokenParser"), &easy).unwrap();
     assert_eq!(out.cycles.len(), 1);
     assert_eq!(out.cycles[0].stop.as_deref(), Some("enough context"));
 
-    let hard = Options { enough: 100, cycles: 2, ..Options::default() };
-    let out = run(&index, &embedder(), &Query::new("rate limiting for the api"), &hard).unwrap();
+    let hard = Options {
+        enough: 100,
+        cycles: 2,
+        ..Options::default()
+    };
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("rate limiting for the api"),
+        &hard,
+    )
+    .unwrap();
     assert!(out.cycles.len() <= 2);
     assert!(out.cycles.last().unwrap().stop.is_some());
 }
@@ -81,14 +161,26 @@ fn scope_globs() {
     let s = Scope::new(&["src/net/**".into()], &[]).unwrap();
     assert!(s.allows("src/net/throttle.ts") && !s.allows("src/billing/tax.ts"));
     let s = Scope::new(&[], &["billing".into(), "*.md".into()]).unwrap();
-    assert!(!s.allows("src/billing/tax.ts") && !s.allows("README.md") && s.allows("src/net/server.ts"));
+    assert!(
+        !s.allows("src/billing/tax.ts") && !s.allows("README.md") && s.allows("src/net/server.ts")
+    );
     assert!(Scope::new(&["[".into()], &[]).is_err());
 }
 
 #[test]
 fn include_scopes_the_loop_before_ranking() {
     let (_s, _i, index) = repo();
-    let q = Query { task: "TokenParser".into(), include: vec!["src/billing/**".into()], ..Default::default() };
+    let q = Query {
+        task: "TokenParser".into(),
+        include: vec!["src/billing/**".into()],
+        ..Default::default()
+    };
     let out = run(&index, &embedder(), &q, &Options::default()).unwrap();
-    assert!(out.evaluated.iter().all(|e| e.path.starts_with("src/billing/")), "{:?}", out.evaluated);
+    assert!(
+        out.evaluated
+            .iter()
+            .all(|e| e.path.starts_with("src/billing/")),
+        "{:?}",
+        out.evaluated
+    );
 }

@@ -18,7 +18,11 @@ pub struct Args {
     #[arg(long, value_delimiter = ',')]
     pub repos: Option<Vec<String>>,
     /// Modes side by side: bm25, dense, hybrid, iterative.
-    #[arg(long, value_delimiter = ',', default_value = "bm25,dense,hybrid,iterative")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "bm25,dense,hybrid,iterative"
+    )]
     pub modes: Vec<String>,
     /// Also run hybrid with each ranking signal switched off.
     #[arg(long)]
@@ -33,14 +37,21 @@ pub struct Args {
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let embedder = super::load_embedder(cli)?;
-    let mut modes = args.modes.iter().map(|m| Mode::parse(m)).collect::<anyhow::Result<Vec<_>>>()?;
+    let mut modes = args
+        .modes
+        .iter()
+        .map(|m| Mode::parse(m))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     if args.ablation {
         modes.extend(Mode::ablations());
     }
     let cfg = Config {
         dataset: args.dataset.clone(),
         corpora: args.corpora.clone(),
-        index_root: args.index_root.clone().unwrap_or_else(|| args.corpora.join("..").join("iret-indexes")),
+        index_root: args
+            .index_root
+            .clone()
+            .unwrap_or_else(|| args.corpora.join("..").join("iret-indexes")),
         repos: args.repos.clone(),
         modes,
         reindex: args.reindex,
@@ -53,7 +64,10 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let summary = report::summarise(&runs);
     println!("{}", report::table(&runs, &summary));
     if let Some(path) = &args.json {
-        std::fs::write(path, serde_json::to_vec_pretty(&serde_json::json!({"runs": runs, "summary": summary}))?)?;
+        std::fs::write(
+            path,
+            serde_json::to_vec_pretty(&serde_json::json!({"runs": runs, "summary": summary}))?,
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,8 +18,14 @@ pub struct Args {
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let embedder = super::load_embedder(cli)?;
-    let index_dir = args.index_dir.clone().unwrap_or_else(|| iret_index::default_index_dir(&args.path));
-    let opts = iret_index::BuildOptions { progress: !args.quiet && std::io::stderr().is_terminal(), limits: None };
+    let index_dir = args
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
+    let opts = iret_index::BuildOptions {
+        progress: !args.quiet && std::io::stderr().is_terminal(),
+        limits: None,
+    };
     let report = iret_index::build(&args.path, &index_dir, &embedder, &opts)?;
     if !args.quiet {
         eprintln!("{}", report.summary());

@@ -67,17 +67,28 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if query.task.trim().is_empty() {
         anyhow::bail!("the task is empty: say what you are looking for");
     }
-    let index_dir = args.index_dir.clone().unwrap_or_else(|| iret_index::default_index_dir(&args.path));
+    let index_dir = args
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
     let embedder = super::load_embedder(cli)?;
     let index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
-    let opts = Options { cycles: args.cycles as usize, min_relevance: args.min_relevance, ..Options::default() };
+    let opts = Options {
+        cycles: args.cycles as usize,
+        min_relevance: args.min_relevance,
+        ..Options::default()
+    };
     let outcome = run(&index, &embedder, &query, &opts)?;
     if args.trace {
         for c in &outcome.cycles {
             eprintln!("{}", trace_line(c));
         }
     }
-    let mut files: Vec<_> = outcome.relevant(args.min_relevance).into_iter().take(args.top).collect();
+    let mut files: Vec<_> = outcome
+        .relevant(args.min_relevance)
+        .into_iter()
+        .take(args.top)
+        .collect();
     let below = files.is_empty();
     if below {
         // Nothing reached the bar: show the best few, marked as such, rather than nothing.
@@ -104,7 +115,10 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else {
         if below {
-            eprintln!("iret: no file reached relevance {:.2}; the best candidates:", args.min_relevance);
+            eprintln!(
+                "iret: no file reached relevance {:.2}; the best candidates:",
+                args.min_relevance
+            );
         }
         for e in &files {
             println!("{}  {:.2}  {}", e.path, e.relevance, e.reason);
@@ -120,18 +134,43 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    Ok(if files.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if files.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn snippet(text: &str, lines: usize) -> String {
-    text.lines().filter(|l| !l.trim().is_empty()).take(lines).map(|l| if l.len() > 160 { &l[..l.floor_char_boundary(160)] } else { l }).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .take(lines)
+        .map(|l| {
+            if l.len() > 160 {
+                &l[..l.floor_char_boundary(160)]
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn trace_line(c: &CycleTrace) -> String {
     let terms: Vec<&str> = c.terms.iter().map(String::as_str).take(8).collect();
     let more = if c.terms.len() > 8 { " …" } else { "" };
-    let evals: Vec<String> = c.scores.iter().take(4).map(|(p, r)| format!("{} {r:.2}", p.rsplit('/').next().unwrap_or(p))).collect();
-    let mut s = format!("cycle {}  dispatch [{}{more}]  evaluate {}", c.cycle, terms.join(" "), evals.join(", "));
+    let evals: Vec<String> = c
+        .scores
+        .iter()
+        .take(4)
+        .map(|(p, r)| format!("{} {r:.2}", p.rsplit('/').next().unwrap_or(p)))
+        .collect();
+    let mut s = format!(
+        "cycle {}  dispatch [{}{more}]  evaluate {}",
+        c.cycle,
+        terms.join(" "),
+        evals.join(", ")
+    );
     if let Some(r) = &c.refinement {
         let added = r.added_terms();
         if !added.is_empty() {

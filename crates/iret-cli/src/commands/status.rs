@@ -14,7 +14,10 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let index_dir = args.index_dir.clone().unwrap_or_else(|| iret_index::default_index_dir(&args.path));
+    let index_dir = args
+        .index_dir
+        .clone()
+        .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
     let s = iret_index::status::status(&args.path, &index_dir)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
@@ -23,11 +26,24 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     println!("index      {} ({})", index_dir.display(), s.generation);
     println!("files      {}", s.files);
     println!("chunks     {}", s.chunks);
-    println!("stale      {} ({} modified, {} added, {} deleted)", s.stale(), s.modified.len(), s.added.len(), s.deleted.len());
+    println!(
+        "stale      {} ({} modified, {} added, {} deleted)",
+        s.stale(),
+        s.modified.len(),
+        s.added.len(),
+        s.deleted.len()
+    );
     println!("on disk    {:.1} MB", s.bytes_on_disk as f64 / 1e6);
     println!("model      {}", s.model_id);
-    println!("format     {} (chunker {})", s.format_version, s.chunker_version);
-    for (label, list) in [("modified", &s.modified), ("added", &s.added), ("deleted", &s.deleted)] {
+    println!(
+        "format     {} (chunker {})",
+        s.format_version, s.chunker_version
+    );
+    for (label, list) in [
+        ("modified", &s.modified),
+        ("added", &s.added),
+        ("deleted", &s.deleted),
+    ] {
         for p in list.iter().take(10) {
             println!("  {label:<9} {p}");
         }
