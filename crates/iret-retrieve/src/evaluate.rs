@@ -16,6 +16,10 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 /// says all it can.
 const SIM_FLOOR: f32 = 0.15;
 const SIM_CEIL: f32 = 0.55;
+const W_SIM: f32 = 0.25;
+const W_COVERAGE: f32 = 0.25;
+const W_STANDING: f32 = 0.30;
+const W_STRUCTURE: f32 = 0.20;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Evaluation {
@@ -125,9 +129,12 @@ impl Evaluator<'_> {
                 } else {
                     0.0
                 };
+                // Standing against the best file.
                 let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
-                let mut relevance =
-                    0.30 * sim_abs + 0.30 * coverage + 0.20 * rel_score + 0.20 * structural;
+                let mut relevance = W_SIM * sim_abs
+                    + W_COVERAGE * coverage
+                    + W_STANDING * rel_score
+                    + W_STRUCTURE * structural;
                 if hit.noise {
                     relevance *= 0.8;
                 }

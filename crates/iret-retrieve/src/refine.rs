@@ -56,6 +56,8 @@ pub struct Refiner<'a> {
     pub index: &'a Index,
     pub embedder: &'a dyn Embedder,
     pub task: &'a str,
+    /// The original task's embedding: harvested words must be about the task.
+    pub task_embedding: &'a [f32],
 }
 
 impl Refiner<'_> {
@@ -174,22 +176,33 @@ impl Refiner<'_> {
                 let code = code_lines(&self.index.chunks[best.chunk as usize].text);
                 seen.extend(words(&code).map(|w| stem(&w)));
             }
+            // What the file imports names its collaborators (`SessionManager`, `verifyJwt`).
+            let f = &self.index.files[e.file as usize];
+            if f.chunk_count > 0 {
+                let head = &self.index.chunks[f.first_chunk as usize].text;
+                seen.extend(import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()));
+            }
             seen.sort();
             seen.dedup();
             for w in seen {
                 *counts.entry(w).or_default() += 1;
             }
         }
+        // Stem → vocabulary entry, to weigh a word by its similarity to the task.
+        let vocab_of: HashMap<String, usize> =
+            self.index.vocab.terms.iter().enumerate().rev().map(|(i, t)| (stem(t), i)).collect();
         let mut harvest: Vec<(String, f32)> = counts
             .into_iter()
-            .filter(|(w, _)| {
-                !known.contains(w) && w.len() >= 4 && !CODE_KEYWORDS.contains(&w.as_str())
-            })
+            .filter(|(w, _)| !known.contains(w) && w.len() >= 3 && !CODE_KEYWORDS.contains(&w.as_str()))
             .filter_map(|(w, c)| {
                 let df = self.index.bm25.df(&w) as f32;
-                // Shared by the related chunks, yet not everywhere in the codebase.
-                (df > 0.0 && df / n < MAX_HARVEST_DF)
-                    .then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w)))
+                let about_task = match (vocab_of.get(&w), self.task_embedding.is_empty()) {
+                    (Some(&i), false) => iret_embed::dot(self.task_embedding, self.index.vocab.vector(i)).max(0.0),
+                    _ => 0.0,
+                };
+                // Shared by the related code, about the task, yet not everywhere in the codebase.
+                (df > 0.0 && df / n < MAX_HARVEST_DF && about_task > 0.0)
+                    .then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w) * about_task))
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
@@ -349,6 +362,15 @@ pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
         }
     }
     out
+}
+
+/// The import statements of a file head.
+fn import_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(str::trim_start).filter(|l| is_import(l))
+}
+
+fn is_import(l: &str) -> bool {
+    l.starts_with("import ") || l.starts_with("from ") || l.starts_with("use ") || l.starts_with("#include") || l.contains("require(")
 }
 
 /// Module names in import lines (`import x from './a/b'` → b; `use crate::a::b` → b).
