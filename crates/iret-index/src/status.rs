@@ -31,6 +31,11 @@ impl Status {
 
 pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
     let index = Index::open(index_dir, None)?;
+    Ok(status_of(root, index_dir, &index))
+}
+
+/// Status of a loaded index against the working tree (one walk, no index load).
+pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
     let walked = walk(root);
     let known: HashMap<&str, (u64, u128)> = index
         .files
@@ -57,7 +62,7 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
         .collect();
     let bytes_on_disk = dir_size(&index.generation)
         + std::fs::metadata(index_dir.join("embeddings.bin")).map_or(0, |m| m.len());
-    Ok(Status {
+    Status {
         generation: index
             .generation
             .file_name()
@@ -74,7 +79,7 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
         deleted,
         bytes_on_disk,
         built_unix: index.manifest.built_unix,
-    })
+    }
 }
 
 fn dir_size(dir: &Path) -> u64 {

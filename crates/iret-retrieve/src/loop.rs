@@ -141,7 +141,12 @@ pub fn run(
     let mut merged: HashMap<u32, Evaluation> = HashMap::new();
     let mut cycles = Vec::new();
     let mut tried = HashSet::new();
-    let refiner = Refiner { index, embedder, task: &query.task, task_embedding: &task_embedding };
+    let refiner = Refiner {
+        index,
+        embedder,
+        task: &query.task,
+        task_embedding: &task_embedding,
+    };
     // Final order: Σ_cycles weight × (dispatch score / that cycle's best score).
     let mut standing: HashMap<u32, f32> = HashMap::new();
 

@@ -180,7 +180,9 @@ impl Refiner<'_> {
             let f = &self.index.files[e.file as usize];
             if f.chunk_count > 0 {
                 let head = &self.index.chunks[f.first_chunk as usize].text;
-                seen.extend(import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()));
+                seen.extend(
+                    import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
+                );
             }
             seen.sort();
             seen.dedup();
@@ -189,15 +191,26 @@ impl Refiner<'_> {
             }
         }
         // Stem → vocabulary entry, to weigh a word by its similarity to the task.
-        let vocab_of: HashMap<String, usize> =
-            self.index.vocab.terms.iter().enumerate().rev().map(|(i, t)| (stem(t), i)).collect();
+        let vocab_of: HashMap<String, usize> = self
+            .index
+            .vocab
+            .terms
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, t)| (stem(t), i))
+            .collect();
         let mut harvest: Vec<(String, f32)> = counts
             .into_iter()
-            .filter(|(w, _)| !known.contains(w) && w.len() >= 3 && !CODE_KEYWORDS.contains(&w.as_str()))
+            .filter(|(w, _)| {
+                !known.contains(w) && w.len() >= 3 && !CODE_KEYWORDS.contains(&w.as_str())
+            })
             .filter_map(|(w, c)| {
                 let df = self.index.bm25.df(&w) as f32;
                 let about_task = match (vocab_of.get(&w), self.task_embedding.is_empty()) {
-                    (Some(&i), false) => iret_embed::dot(self.task_embedding, self.index.vocab.vector(i)).max(0.0),
+                    (Some(&i), false) => {
+                        iret_embed::dot(self.task_embedding, self.index.vocab.vector(i)).max(0.0)
+                    }
                     _ => 0.0,
                 };
                 // Shared by the related code, about the task, yet not everywhere in the codebase.
@@ -370,7 +383,11 @@ fn import_lines(text: &str) -> impl Iterator<Item = &str> {
 }
 
 fn is_import(l: &str) -> bool {
-    l.starts_with("import ") || l.starts_with("from ") || l.starts_with("use ") || l.starts_with("#include") || l.contains("require(")
+    l.starts_with("import ")
+        || l.starts_with("from ")
+        || l.starts_with("use ")
+        || l.starts_with("#include")
+        || l.contains("require(")
 }
 
 /// Module names in import lines (`import x from './a/b'` → b; `use crate::a::b` → b).

@@ -45,6 +45,9 @@ pub struct Args {
     /// Read the query as JSON on stdin: {"task": "...", "keywords": [], "include": [], "exclude": []}.
     #[arg(long)]
     pub stdin_json: bool,
+    /// Answer from the index as it is, without re-indexing changed files first.
+    #[arg(long)]
+    pub no_refresh: bool,
 }
 
 pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -72,7 +75,22 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
     let embedder = super::load_embedder(cli)?;
-    let index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
+    let mut index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
+    if !args.no_refresh {
+        let status = iret_index::status::status_of(&args.path, &index_dir, &index);
+        if status.stale() > 0 {
+            eprintln!(
+                "iret: {} files changed since the index was built; refreshing (--no-refresh skips)",
+                status.stale()
+            );
+            let opts = iret_index::BuildOptions {
+                progress: false,
+                limits: None,
+            };
+            iret_index::build(&args.path, &index_dir, &embedder, &opts)?;
+            index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
+        }
+    }
     let opts = Options {
         cycles: args.cycles as usize,
         min_relevance: args.min_relevance,

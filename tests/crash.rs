@@ -1,0 +1,81 @@
+//! Crash safety: `iret index` killed with SIGKILL at many points never leaves an index
+//! that `iret search` cannot answer from, and the next `iret index` completes.
+mod common;
+use common::*;
+use std::time::Duration;
+
+#[cfg(unix)]
+#[test]
+fn sigkill_during_index_leaves_a_usable_index() {
+    let dir = private_copy();
+    let root = dir.path();
+    for run_no in 0..20u64 {
+        // Change the tree so every run has real work; every third run also drops the
+        // embedding cache so the kill can land while the model is embedding.
+        std::fs::write(
+            root.join("src/generated.ts"),
+            format!("export const build{run_no} = {run_no};\n"),
+        )
+        .unwrap();
+        if run_no % 3 == 0 {
+            let _ = std::fs::remove_file(root.join(".iret/embeddings.bin"));
+        }
+        let mut child = iret().args(["index", "-q"]).arg(root).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(5 + run_no * 37 % 400));
+        let _ = child.kill(); // SIGKILL on unix
+        let _ = child.wait();
+        let out = run(iret()
+            .args([
+                "search",
+                "token expiry",
+                "--no-refresh",
+                "--min-relevance",
+                "0",
+                "-C",
+            ])
+            .arg(root));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "run {run_no}: search failed after kill: {err}"
+        );
+        assert!(!err.contains("panicked"), "run {run_no}: {err}");
+    }
+    let out = run(iret().args(["index", "-q"]).arg(root));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        status["modified"].as_array().unwrap().len() + status["added"].as_array().unwrap().len(),
+        0
+    );
+}
+
+#[test]
+fn search_refreshes_changed_files_first() {
+    let dir = private_copy();
+    let root = dir.path();
+    std::fs::write(
+        root.join("src/auth/password-reset.ts"),
+        "export function sendPasswordResetLink(email: string) {\n  return `reset link for ${email}`;\n}\n",
+    )
+    .unwrap();
+    let stale = search_json(
+        root,
+        "sendPasswordResetLink",
+        &["--no-refresh", "--min-relevance", "0", "--cycles", "1"],
+    );
+    assert!(!paths(&stale)
+        .iter()
+        .any(|p| p.ends_with("password-reset.ts")));
+    let fresh = search_json(
+        root,
+        "sendPasswordResetLink",
+        &["--min-relevance", "0", "--cycles", "1"],
+    );
+    assert_eq!(paths(&fresh)[0], "src/auth/password-reset.ts");
+}
