@@ -280,6 +280,7 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
                 let opts = iret_index::BuildOptions {
                     progress: cfg.progress,
                     limits: None,
+                    force: true,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder, &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;

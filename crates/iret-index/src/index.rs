@@ -44,6 +44,9 @@ pub struct Manifest {
     /// Source files that were skipped (binary, too large, …), relative paths.
     #[serde(default)]
     pub skipped_files: Vec<String>,
+    /// Byte size of every file of the generation (a quick integrity check).
+    #[serde(default)]
+    pub sizes: BTreeMap<String, u64>,
     pub built_unix: u64,
 }
 

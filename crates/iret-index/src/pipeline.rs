@@ -21,6 +21,8 @@ const BATCH: usize = 32;
 pub struct BuildOptions {
     /// Show a progress bar (only drawn on a terminal).
     pub progress: bool,
+    /// Rebuild even when nothing changed.
+    pub force: bool,
     pub limits: Option<Limits>,
 }
 
@@ -34,10 +36,20 @@ pub struct BuildReport {
     pub cached: usize,
     pub seconds: f64,
     pub skipped: BTreeMap<SkipReason, usize>,
+    /// Nothing had changed: the live index was kept as it is.
+    pub up_to_date: bool,
 }
 
 impl BuildReport {
     pub fn summary(&self) -> String {
+        if self.up_to_date {
+            return format!(
+                "index is up to date ({} files, {} chunks; checked in {:.0} ms)",
+                self.files,
+                self.chunks,
+                self.seconds * 1000.0
+            );
+        }
         let rate = self.embedded as f64 / self.seconds.max(1e-9);
         let skipped: Vec<String> = self
             .skipped
@@ -98,6 +110,11 @@ pub fn build(
     let store = IndexDir::new(index_dir);
     let _lock = store.lock()?;
     let walked = walk(root);
+    if !opts.force {
+        if let Some(report) = up_to_date(&store, &walked, embedder.model_id(), started) {
+            return Ok(report);
+        }
+    }
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
     let limits = opts.limits.unwrap_or_default();
@@ -200,6 +217,7 @@ pub fn build(
             .map(|(r, n)| (r.label().to_string(), *n))
             .collect(),
         skipped_files,
+        sizes: BTreeMap::new(),
         built_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -212,6 +230,18 @@ pub fn build(
     save_bin(&dir.join("vocab.bin"), &vocab)?;
     save_f32(&dir.join("vectors.f32"), &vecs.data)?;
     vecs.dump_graph(dir)?;
+    let mut manifest = manifest;
+    for entry in std::fs::read_dir(dir)
+        .map_err(crate::store::io_err(dir))?
+        .flatten()
+    {
+        if let (Some(name), Ok(meta)) = (
+            entry.file_name().to_str().map(String::from),
+            entry.metadata(),
+        ) {
+            manifest.sizes.insert(name, meta.len());
+        }
+    }
     let manifest_json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
     std::fs::write(dir.join("manifest.json"), manifest_json).map_err(crate::store::io_err(dir))?;
     store.commit(tmp)?;
@@ -223,6 +253,65 @@ pub fn build(
         cached: total_texts - embedded,
         seconds: started.elapsed().as_secs_f64(),
         skipped,
+        up_to_date: false,
+    })
+}
+
+/// When the live generation already indexes exactly these files (same size and mtime,
+/// same model, chunker and tokenizer), there is nothing to do. Reads only the manifest and
+/// the file table.
+fn up_to_date(
+    store: &IndexDir,
+    walked: &crate::walk::Walked,
+    model_id: &str,
+    started: Instant,
+) -> Option<BuildReport> {
+    let gen = store.current().ok()?;
+    let manifest: Manifest =
+        serde_json::from_slice(&std::fs::read(gen.join("manifest.json")).ok()?).ok()?;
+    if manifest.format_version != FORMAT_VERSION
+        || manifest.model_id != model_id
+        || manifest.chunker_version != CHUNKER_VERSION
+        || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION
+    {
+        return None;
+    }
+    let intact = !manifest.sizes.is_empty()
+        && manifest
+            .sizes
+            .iter()
+            .all(|(name, len)| std::fs::metadata(gen.join(name)).is_ok_and(|m| m.len() == *len));
+    if !intact {
+        return None;
+    }
+    let files: Vec<FileEntry> = crate::store::load_bin(&gen.join("files.bin")).ok()?;
+    let indexed: std::collections::HashMap<&str, (u64, u128)> = files
+        .iter()
+        .map(|f| (f.path.as_str(), (f.size, f.mtime_ns)))
+        .collect();
+    let skipped: std::collections::HashSet<&str> =
+        manifest.skipped_files.iter().map(String::as_str).collect();
+    let mut seen = 0;
+    for f in &walked.files {
+        match indexed.get(f.rel.as_str()) {
+            Some(&(size, mtime)) if size == f.size && mtime == f.mtime_ns => seen += 1,
+            None if skipped.contains(f.rel.as_str()) => {}
+            _ => return None,
+        }
+    }
+    if seen != files.len() {
+        return None; // something was deleted
+    }
+    let mut skipped_by_reason = walked.skipped.clone();
+    skipped_by_reason.remove(&SkipReason::NotSource);
+    Some(BuildReport {
+        files: files.len(),
+        chunks: manifest.chunks,
+        embedded: 0,
+        cached: 0,
+        seconds: started.elapsed().as_secs_f64(),
+        skipped: skipped_by_reason,
+        up_to_date: true,
     })
 }
 

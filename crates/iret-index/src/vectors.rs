@@ -4,8 +4,8 @@ use crate::store::StoreError;
 use hnsw_rs::prelude::*;
 use std::path::Path;
 
-const MAX_CONNECTIONS: usize = 24;
-const EF_CONSTRUCTION: usize = 200;
+const MAX_CONNECTIONS: usize = 16;
+const EF_CONSTRUCTION: usize = 100;
 const BASENAME: &str = "hnsw";
 /// hnsw_rs's (private) NB_LAYER_MAX: a graph with fewer layers cannot be dumped.
 const HNSW_LAYERS: usize = 16;

@@ -134,3 +134,40 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
     std::fs::write(gen.join("hnsw.hnsw.graph"), b"garbage").unwrap();
     assert!(Index::open(idx.path(), None).is_ok());
 }
+
+#[test]
+fn hnsw_neighbours_match_exact_search() {
+    // 3,000 random unit vectors; the graph's top 20 must agree with brute force.
+    let dims = 64;
+    let mut seed = 42u64;
+    let mut data = Vec::new();
+    for _ in 0..3000 {
+        let mut v: Vec<f32> = (0..dims)
+            .map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        iret_embed::normalize(&mut v);
+        data.extend(v);
+    }
+    let mut vectors = iret_index::vectors::Vectors::new(dims, data);
+    vectors.build_graph();
+    let mut hits = 0;
+    for q in 0..50 {
+        let query = vectors.get(q * 7).to_vec();
+        let exact: Vec<usize> = vectors
+            .exact(&query, 20, &|_| true)
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        let approx: Vec<usize> = vectors
+            .nearest(&query, 20, &|_| true)
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        hits += approx.iter().filter(|i| exact.contains(i)).count();
+    }
+    let recall = hits as f64 / (50.0 * 20.0);
+    assert!(recall >= 0.9, "HNSW recall@20 {recall}");
+}

@@ -14,6 +14,9 @@ pub struct Args {
     /// No progress bar or summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Rebuild even when no file changed.
+    #[arg(long)]
+    pub force: bool,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -25,6 +28,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let opts = iret_index::BuildOptions {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         limits: None,
+        force: args.force,
     };
     let report = iret_index::build(&args.path, &index_dir, &embedder, &opts)?;
     if !args.quiet {

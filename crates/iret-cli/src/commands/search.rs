@@ -86,6 +86,7 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             let opts = iret_index::BuildOptions {
                 progress: false,
                 limits: None,
+                force: false,
             };
             iret_index::build(&args.path, &index_dir, &embedder, &opts)?;
             index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
