@@ -1,24 +1,17 @@
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Repository root.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    #[arg(long)]
-    pub index_dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub at: super::Location,
     /// One JSON document on stdout.
     #[arg(long)]
     pub json: bool,
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let index_dir = args
-        .index_dir
-        .clone()
-        .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
-    let s = iret_index::status::status(&args.path, &index_dir)?;
+    let index_dir = args.at.index_dir();
+    let s = iret_index::status::status(&args.at.path, &index_dir)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(ExitCode::SUCCESS);
