@@ -147,19 +147,25 @@ pub fn run(
         task: &query.task,
         task_embedding: &task_embedding,
     };
-    // Final order: Σ_cycles weight × (dispatch score / that cycle's best score).
+    // Final order: a file's standing in cycle 1 (dispatch score / best score), plus
+    // `later_cycles_weight` × what later cycles add on top of it. Refined queries can
+    // promote a file, never demote what the task itself ranked well.
+    let mut first: HashMap<u32, f32> = HashMap::new();
     let mut standing: HashMap<u32, f32> = HashMap::new();
 
     for cycle in 1..=opts.cycles.max(1) {
         let hits = dispatch(index, &state, &opts.params);
         let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
-        let weight = if cycle == 1 {
-            1.0
-        } else {
-            opts.later_cycles_weight
-        };
         for h in &hits {
-            *standing.entry(h.file).or_default() += weight * h.score / top;
+            let rel = h.score / top;
+            if cycle == 1 {
+                first.insert(h.file, rel);
+                standing.insert(h.file, rel);
+            } else {
+                let base = first.get(&h.file).copied().unwrap_or(0.0);
+                *standing.entry(h.file).or_default() +=
+                    opts.later_cycles_weight * (rel - base).max(0.0);
+            }
         }
         let evaluator = Evaluator {
             index,
