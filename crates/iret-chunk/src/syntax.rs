@@ -1,6 +1,7 @@
 //! Declaration-aware chunking over a tree-sitter parse.
 use crate::languages::{Language, Spec};
 use crate::{windows, Chunk, Limits, LineIndex};
+use std::time::{Duration, Instant};
 use tree_sitter::{Node, Parser};
 
 /// Nodes that wrap a declaration without being one (export, decorators, `const x = …`).
@@ -16,6 +17,10 @@ const WRAPPERS: &[&str] = &[
     "expression_statement",
     "attribute_item",
 ];
+
+/// Parse time allowed per file: a base plus a little per byte (1 MB → ~2.5 s).
+const PARSE_BUDGET_BASE: Duration = Duration::from_millis(500);
+const PARSE_BUDGET_PER_BYTE: Duration = Duration::from_nanos(2000);
 
 /// Deeper nesting than this is treated as an opaque block (split by lines).
 const MAX_DEPTH: usize = 48;
@@ -34,7 +39,16 @@ pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chu
     let spec = lang.spec();
     let mut parser = Parser::new();
     parser.set_language(&spec.grammar).ok()?;
-    let tree = parser.parse(src, None)?;
+    // tree-sitter's error recovery can take minutes on pathological input (found by
+    // tests/fuzz.rs): bound the parse; a cancelled parse falls back to line windows.
+    let deadline = Instant::now() + PARSE_BUDGET_BASE + PARSE_BUDGET_PER_BYTE * src.len() as u32;
+    let mut cancel = |_: &tree_sitter::ParseState| Instant::now() > deadline;
+    let bytes = src.as_bytes();
+    let tree = parser.parse_with_options(
+        &mut |i, _| if i < bytes.len() { &bytes[i..] } else { &[] },
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut cancel)),
+    )?;
     let root = tree.root_node();
     let mut pieces = Vec::new();
     collect(root, &spec, src, "", limits, 0, &mut pieces);

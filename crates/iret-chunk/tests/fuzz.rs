@@ -89,7 +89,15 @@ fn chunker_never_panics_on_random_and_mutated_input() {
         };
         for lang in langs {
             let lines = src.lines().count().max(1);
-            for c in chunk(&src, lang, limits) {
+            let t = Instant::now();
+            let chunks = chunk(&src, lang, limits);
+            // A parse is bounded (0.5 s + 2 µs/byte); far beyond that is a hang.
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "{lang:?} took {:?} on {src:?}",
+                t.elapsed()
+            );
+            for c in chunks {
                 assert!(
                     c.start_line >= 1 && c.start_line <= c.end_line && c.end_line <= lines + 1,
                     "bad span {c:?} for {src:?}"
