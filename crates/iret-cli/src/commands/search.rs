@@ -16,6 +16,7 @@ pub struct Args {
     /// Repository root (its index lives in <PATH>/.iret unless --index-dir says otherwise).
     #[arg(long, short = 'C', default_value = ".")]
     pub path: PathBuf,
+    /// Where the index lives (default: <PATH>/.iret).
     #[arg(long)]
     pub index_dir: Option<PathBuf>,
     /// Extra keywords to search for (repeatable).
@@ -31,7 +32,7 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
     pub cycles: u32,
     /// Return files scored at least this relevant (0-1).
-    #[arg(long, default_value_t = 0.7)]
+    #[arg(long, default_value_t = 0.7, value_parser = relevance)]
     pub min_relevance: f32,
     /// At most this many files.
     #[arg(short = 'k', long = "top", default_value_t = 10)]
@@ -158,6 +159,13 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn relevance(s: &str) -> Result<f32, String> {
+    match s.parse::<f32>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!("{s:?} is not a relevance between 0 and 1")),
+    }
 }
 
 fn snippet(text: &str, lines: usize) -> String {
