@@ -50,6 +50,37 @@ pub struct Manifest {
     pub built_unix: u64,
 }
 
+impl Manifest {
+    /// Whether this iret can use the index: same format, chunker and tokenizer, and (when
+    /// given) the same model. The reason when not.
+    pub fn check_compatible(&self, model_id: Option<&str>) -> Result<(), String> {
+        if self.format_version != FORMAT_VERSION {
+            return Err(format!(
+                "index format {} but this iret reads format {FORMAT_VERSION}",
+                self.format_version
+            ));
+        }
+        if self.chunker_version != iret_chunk::CHUNKER_VERSION
+            || self.tokenizer_version != crate::tokens::TOKENIZER_VERSION
+        {
+            return Err(format!(
+                "built by chunker/tokenizer version {}/{} but this iret uses {}/{}",
+                self.chunker_version,
+                self.tokenizer_version,
+                iret_chunk::CHUNKER_VERSION,
+                crate::tokens::TOKENIZER_VERSION
+            ));
+        }
+        match model_id {
+            Some(id) if self.model_id != id => Err(format!(
+                "built with model {} but the current model is {id}",
+                self.model_id
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A loaded, read-only index (one generation).
 pub struct Index {
     pub generation: PathBuf,
@@ -75,31 +106,7 @@ impl Index {
             .map_err(|e| corrupt(format!("manifest.json: {e}")))?;
         let manifest: Manifest =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
-        if manifest.format_version != FORMAT_VERSION {
-            return Err(corrupt(format!(
-                "index format {} but this iret reads format {FORMAT_VERSION}",
-                manifest.format_version
-            )));
-        }
-        if manifest.chunker_version != iret_chunk::CHUNKER_VERSION
-            || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION
-        {
-            return Err(corrupt(format!(
-                "built by chunker/tokenizer version {}/{} but this iret uses {}/{}",
-                manifest.chunker_version,
-                manifest.tokenizer_version,
-                iret_chunk::CHUNKER_VERSION,
-                crate::tokens::TOKENIZER_VERSION
-            )));
-        }
-        if let Some(id) = model_id {
-            if manifest.model_id != id {
-                return Err(corrupt(format!(
-                    "built with model {} but the current model is {id}",
-                    manifest.model_id
-                )));
-            }
-        }
+        manifest.check_compatible(model_id).map_err(corrupt)?;
         let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
         let chunks: Vec<ChunkEntry> = load_bin(&gen.join("chunks.bin"))?;
         let bm25: Bm25 = load_bin(&gen.join("bm25.bin"))?;

@@ -204,7 +204,7 @@ pub fn build(
     let mut vecs = Vectors::new(dims, chunk_vecs.to_vec());
     vecs.build_graph();
 
-    let manifest = Manifest {
+    let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
         model_id: embedder.model_id().to_string(),
         dims,
@@ -230,7 +230,6 @@ pub fn build(
     save_bin(&dir.join("vocab.bin"), &vocab)?;
     save_f32(&dir.join("vectors.f32"), &vecs.data)?;
     vecs.dump_graph(dir)?;
-    let mut manifest = manifest;
     for entry in std::fs::read_dir(dir)
         .map_err(crate::store::io_err(dir))?
         .flatten()
@@ -269,13 +268,7 @@ fn up_to_date(
     let gen = store.current().ok()?;
     let manifest: Manifest =
         serde_json::from_slice(&std::fs::read(gen.join("manifest.json")).ok()?).ok()?;
-    if manifest.format_version != FORMAT_VERSION
-        || manifest.model_id != model_id
-        || manifest.chunker_version != CHUNKER_VERSION
-        || manifest.tokenizer_version != crate::tokens::TOKENIZER_VERSION
-    {
-        return None;
-    }
+    manifest.check_compatible(Some(model_id)).ok()?;
     let intact = !manifest.sizes.is_empty()
         && manifest
             .sizes
