@@ -147,8 +147,35 @@ fn hostile_files_are_skipped_and_counted() {
         "export class { function ((( {{{ <<<",
     )
     .unwrap();
+    // 20,000 levels of nesting, one per line (so not "minified"): a recursive tree walk
+    // would overflow its stack.
+    std::fs::write(
+        root.join("src/deep.ts"),
+        format!(
+            "{}{}",
+            "function f() {\n".repeat(20_000),
+            "}\n".repeat(20_000)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/deep.py"),
+        format!("x = {}1{}\n", "(\n".repeat(20_000), ")\n".repeat(20_000)),
+    )
+    .unwrap();
     #[cfg(unix)]
-    std::os::unix::fs::symlink(root.join("src"), root.join("src/loop")).unwrap();
+    {
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::PermissionsExt;
+        std::os::unix::fs::symlink(root.join("src"), root.join("src/loop")).unwrap();
+        let bad_name = std::ffi::OsStr::from_bytes(b"src/bad\xffname.ts");
+        std::fs::write(root.join(bad_name), "export const x = 1;\n").unwrap();
+        let locked = root.join("src/locked.ts");
+        std::fs::write(&locked, "export const secret = 1;\n").unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    // Root reads files whatever their mode: only expect "unreadable" when it really is.
+    let unreadable = std::fs::read(root.join("src/locked.ts")).is_err();
     let out = run(iret().arg("index").arg(root));
     assert!(
         out.status.success(),
@@ -156,12 +183,26 @@ fn hostile_files_are_skipped_and_counted() {
         String::from_utf8_lossy(&out.stderr)
     );
     let summary = String::from_utf8_lossy(&out.stderr);
-    for reason in ["binary", "invalid UTF-8", "over 1 MB", "minified"] {
+    let mut reasons = vec!["binary", "invalid UTF-8", "over 1 MB", "minified"];
+    if cfg!(unix) {
+        reasons.push("1 non-UTF-8 name");
+    }
+    if unreadable {
+        reasons.push("1 unreadable");
+    }
+    for reason in reasons {
         assert!(
             summary.contains(reason),
             "summary lacks {reason}: {summary}"
         );
     }
+    let status = run(iret().arg("status").arg(root));
+    assert!(status.status.success());
+    let nested = search_json(root, "function f", &["--min-relevance", "0"]);
+    assert!(
+        paths(&nested).iter().any(|p| p == "src/deep.ts"),
+        "deeply nested code is indexed, not skipped"
+    );
     let doc = search_json(root, "token expiry", &["--min-relevance", "0"]);
     assert!(
         !paths(&doc).iter().any(|p| p.contains("loop/")),

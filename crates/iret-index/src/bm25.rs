@@ -24,27 +24,64 @@ pub struct Bm25 {
 
 impl Bm25 {
     pub fn build(docs: &[Vec<String>]) -> Self {
-        let mut postings: HashMap<String, Vec<(u32, u16)>> = HashMap::new();
-        let mut doc_len = Vec::with_capacity(docs.len());
-        for (id, tokens) in docs.iter().enumerate() {
+        let mut index = Self::default();
+        index.extend(docs);
+        index
+    }
+
+    /// Appends documents; their ids continue after the existing ones.
+    pub fn extend(&mut self, docs: &[Vec<String>]) {
+        for tokens in docs {
+            let id = self.doc_len.len() as u32;
             let mut tf: HashMap<&str, u16> = HashMap::new();
             for t in tokens {
-                *tf.entry(t.as_str()).or_default() += 1;
+                let n = tf.entry(t.as_str()).or_default();
+                *n = n.saturating_add(1);
             }
             for (term, n) in tf {
-                postings
-                    .entry(term.to_string())
-                    .or_default()
-                    .push((id as u32, n));
+                match self.postings.get_mut(term) {
+                    Some(list) => list.push((id, n)),
+                    None => {
+                        self.postings.insert(term.to_string(), vec![(id, n)]);
+                    }
+                }
             }
-            doc_len.push(tokens.len() as u32);
+            self.doc_len.push(tokens.len() as u32);
         }
-        let avg_len = doc_len.iter().map(|&l| l as f32).sum::<f32>() / doc_len.len().max(1) as f32;
-        Self {
-            postings,
-            doc_len,
-            avg_len,
+        self.update_average();
+    }
+
+    /// Keeps the documents `remap` maps to a new id (renumbered), drops the others.
+    /// `remap` has one entry per current document; kept ids must stay in order.
+    pub fn retain_remap(&mut self, remap: &[Option<u32>]) {
+        assert_eq!(
+            remap.len(),
+            self.doc_len.len(),
+            "one remap entry per document"
+        );
+        self.postings.retain(|_, list| {
+            list.retain_mut(|(doc, _)| match remap[*doc as usize] {
+                Some(new) => {
+                    *doc = new;
+                    true
+                }
+                None => false,
+            });
+            !list.is_empty()
+        });
+        let mut doc_len = Vec::with_capacity(self.doc_len.len());
+        for (len, keep) in self.doc_len.iter().zip(remap) {
+            if keep.is_some() {
+                doc_len.push(*len);
+            }
         }
+        self.doc_len = doc_len;
+        self.update_average();
+    }
+
+    fn update_average(&mut self) {
+        self.avg_len =
+            self.doc_len.iter().map(|&l| l as f32).sum::<f32>() / self.doc_len.len().max(1) as f32;
     }
 
     pub fn num_docs(&self) -> usize {
@@ -139,5 +176,30 @@ mod tests {
         assert!(s[&0] > s[&1] && s[&0] > s[&2]);
         let filtered = idx.score(&[("token".into(), 1.0)], Bm25Params::default(), &|d| d != 0);
         assert!(!filtered.contains_key(&0));
+    }
+
+    #[test]
+    fn removing_and_appending_matches_a_fresh_build() {
+        let mut idx = Bm25::build(&docs(&["token expiry", "user profile", "session token"]));
+        // Drop "user profile", keep the others (renumbered), append one.
+        idx.retain_remap(&[Some(0), None, Some(1)]);
+        idx.extend(&docs(&["refresh token token"]));
+        let fresh = Bm25::build(&docs(&[
+            "token expiry",
+            "session token",
+            "refresh token token",
+        ]));
+        assert_eq!(idx.num_docs(), 3);
+        assert_eq!(idx.df("user"), 0);
+        assert!(idx.terms().all(|(t, _)| t != "profile"));
+        let q = [("token".into(), 1.0), ("refresh".into(), 1.0)];
+        let (a, b) = (
+            idx.score(&q, Bm25Params::default(), &|_| true),
+            fresh.score(&q, Bm25Params::default(), &|_| true),
+        );
+        assert_eq!(a.len(), b.len());
+        for (doc, score) in &b {
+            assert!((a[doc] - score).abs() < 1e-6);
+        }
     }
 }

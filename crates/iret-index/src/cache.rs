@@ -51,6 +51,11 @@ impl EmbeddingCache {
         self.stored.entries.insert(k, v);
     }
 
+    /// Keeps these entries when pruning (texts the index still uses).
+    pub fn mark_used(&mut self, keys: impl IntoIterator<Item = [u8; 16]>) {
+        self.used.extend(keys);
+    }
+
     pub fn len(&self) -> usize {
         self.stored.entries.len()
     }

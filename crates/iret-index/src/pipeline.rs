@@ -1,21 +1,23 @@
 //! `iret index`: walk → chunk → embed (cached) → BM25 + HNSW + vocabulary → atomic store.
 use crate::bm25::Bm25;
 use crate::cache::{key, EmbeddingCache};
-use crate::index::{ChunkEntry, FileEntry, Manifest};
-use crate::store::{save_bin, save_f32, IndexDir, StoreError, FORMAT_VERSION};
+use crate::index::{ChunkEntry, FileEntry, Index, Manifest};
+use crate::store::{load_bin, save_bin, save_f32, IndexDir, StoreError, FORMAT_VERSION};
 use crate::tokens::tokenize;
 use crate::vectors::Vectors;
-use crate::vocab::{collect_terms, Vocab};
+use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
 use crate::walk::{read_text, walk, SkipReason};
 use iret_chunk::{chunk, Language, Limits, CHUNKER_VERSION};
 use iret_embed::Embedder;
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
 /// Texts per model call: small batches keep memory flat (fastembed holds a whole call).
 const BATCH: usize = 32;
+/// Word counts over all chunks (the vocabulary is their most frequent words).
+const TERMS_FILE: &str = "terms.bin";
 
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
@@ -30,10 +32,16 @@ pub struct BuildOptions {
 pub struct BuildReport {
     pub files: usize,
     pub chunks: usize,
+    /// Files read and chunked this run (new or changed).
+    pub changed_files: usize,
+    /// Files of the previous index that are gone (deleted or renamed).
+    pub removed_files: usize,
     /// Chunks (and vocabulary terms) sent to the model this run.
     pub embedded: usize,
-    /// Reused from the embedding cache.
+    /// New texts found in the embedding cache.
     pub cached: usize,
+    /// Chunks kept from the previous index as they were.
+    pub reused_chunks: usize,
     pub seconds: f64,
     pub skipped: BTreeMap<SkipReason, usize>,
     /// Nothing had changed: the live index was kept as it is.
@@ -56,8 +64,16 @@ impl BuildReport {
             .iter()
             .map(|(r, n)| format!("{n} {}", r.label()))
             .collect();
+        let updated = if self.reused_chunks > 0 {
+            format!(
+                " ({} changed, {} removed; {} chunks kept)",
+                self.changed_files, self.removed_files, self.reused_chunks
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "indexed {} files, {} chunks in {:.1}s ({} embedded at {:.0} texts/s, {} cached){}",
+            "indexed {} files, {} chunks{updated} in {:.1}s ({} embedded at {:.0} texts/s, {} cached){}",
             self.files,
             self.chunks,
             self.seconds,
@@ -96,7 +112,48 @@ pub fn keyword_tokens(path: &str, symbol: &str, text: &str) -> Vec<String> {
     t
 }
 
-/// Builds (or rebuilds) the index of `root` into `index_dir`.
+/// The live generation, when this build can update it instead of starting over.
+struct Previous {
+    files: Vec<FileEntry>,
+    chunks: Vec<ChunkEntry>,
+    vectors: Vectors,
+    bm25: Bm25,
+    vocab: Vocab,
+    terms: TermCounts,
+}
+
+impl Previous {
+    /// None when there is no usable live index (missing, other model or version, corrupt,
+    /// or written before term counts were stored): the build starts from scratch.
+    fn load(index_dir: &Path, model_id: &str) -> Option<Self> {
+        let index = Index::open(index_dir, Some(model_id)).ok()?;
+        let terms = load_bin(&index.generation.join(TERMS_FILE)).ok()?;
+        Some(Self {
+            files: index.files,
+            chunks: index.chunks,
+            vectors: index.vectors,
+            bm25: index.bm25,
+            vocab: index.vocab,
+            terms,
+        })
+    }
+}
+
+/// What happens to one walked file.
+enum Outcome {
+    /// Unchanged (same size and mtime, or same content): keep this previous file's chunks.
+    Reuse(usize),
+    Parsed {
+        language: Option<Language>,
+        hash: String,
+        chunks: Vec<iret_chunk::Chunk>,
+    },
+    Skip(SkipReason),
+}
+
+/// Builds the index of `root` into `index_dir`, or updates it: files whose size and mtime
+/// (or content hash) are unchanged keep their chunks, vectors and keyword postings; only
+/// changed files are chunked and only new texts are embedded (through the cache).
 pub fn build(
     root: &Path,
     index_dir: &Path,
@@ -107,61 +164,151 @@ pub fn build(
         return Err(BuildError::NotADirectory(root.display().to_string()));
     }
     let started = Instant::now();
+    let mut phases = Phases::new();
     let store = IndexDir::new(index_dir);
     let _lock = store.lock()?;
     let walked = walk(root);
+    phases.mark("walk");
     if !opts.force {
         if let Some(report) = up_to_date(&store, &walked, embedder.model_id(), started) {
             return Ok(report);
         }
     }
+    let previous = if opts.force {
+        None
+    } else {
+        Previous::load(index_dir, embedder.model_id())
+    };
+    phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
     let limits = opts.limits.unwrap_or_default();
 
-    // Read and chunk in parallel; order is kept (sorted paths).
-    let parsed: Vec<_> = walked
+    // Decide per file, reading and chunking only what changed (in parallel, order kept).
+    let old_files: &[FileEntry] = previous.as_ref().map_or(&[], |p| &p.files);
+    let by_path: HashMap<&str, usize> = old_files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+    let outcomes: Vec<Outcome> = walked
         .files
         .par_iter()
         .map(|f| {
-            let text = read_text(&f.abs)?;
-            let lang = Language::from_path(&f.abs);
-            let chunks = chunk(&text, lang, limits);
-            Ok((
-                f,
-                lang,
-                blake3::hash(text.as_bytes()).to_hex().to_string(),
-                chunks,
-            ))
+            let old = by_path.get(f.rel.as_str()).map(|&i| (i, &old_files[i]));
+            if let Some((i, e)) = old {
+                if e.size == f.size && e.mtime_ns == f.mtime_ns {
+                    return Outcome::Reuse(i);
+                }
+            }
+            let text = match read_text(&f.abs) {
+                Ok(t) => t,
+                Err(reason) => return Outcome::Skip(reason),
+            };
+            let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+            if let Some((i, e)) = old {
+                if e.hash == hash {
+                    return Outcome::Reuse(i);
+                }
+            }
+            let language = Language::from_path(&f.abs);
+            Outcome::Parsed {
+                language,
+                hash,
+                chunks: chunk(&text, language, limits),
+            }
         })
-        .collect::<Vec<Result<_, SkipReason>>>();
+        .collect();
+    phases.mark("read+chunk");
+
+    // Previous chunks of reused files keep their order (renumbered); new ones follow.
+    let (old_files, old_chunks, mut old_rest) = match previous {
+        Some(p) => (
+            p.files,
+            p.chunks,
+            Some((p.vectors, p.bm25, p.vocab, p.terms)),
+        ),
+        None => (Vec::new(), Vec::new(), None),
+    };
+    let mut keep_file = vec![false; old_files.len()];
+    for o in &outcomes {
+        if let Outcome::Reuse(i) = o {
+            keep_file[*i] = true;
+        }
+    }
+    let mut remap: Vec<Option<u32>> = Vec::with_capacity(old_chunks.len());
+    let mut kept = 0u32;
+    for c in &old_chunks {
+        if keep_file[c.file as usize] {
+            remap.push(Some(kept));
+            kept += 1;
+        } else {
+            remap.push(None);
+        }
+    }
+    let kept = kept as usize;
+    let removed_words: Vec<Vec<String>> = old_chunks
+        .par_iter()
+        .zip(&remap)
+        .filter(|(_, r)| r.is_none())
+        .map(|(c, _)| chunk_words(&c.text))
+        .collect();
+    let mut chunks: Vec<ChunkEntry> = old_chunks
+        .into_iter()
+        .zip(&remap)
+        .filter_map(|(c, r)| r.map(|_| c))
+        .collect();
 
     let mut files = Vec::new();
-    let mut chunks = Vec::new();
     let mut skipped_files = Vec::new();
-    for (p, found) in parsed.into_iter().zip(&walked.files) {
-        match p {
-            Err(reason) => {
+    let mut changed_files = 0;
+    for (outcome, found) in outcomes.into_iter().zip(&walked.files) {
+        let file = files.len() as u32;
+        match outcome {
+            Outcome::Skip(reason) => {
                 *skipped.entry(reason).or_default() += 1;
                 skipped_files.push(found.rel.clone());
             }
-            Ok((f, lang, hash, file_chunks)) => {
-                let first = chunks.len() as u32;
-                for c in file_chunks {
-                    chunks.push(ChunkEntry {
-                        file: files.len() as u32,
-                        start_line: c.start_line as u32,
-                        end_line: c.end_line as u32,
-                        symbol: c.symbol,
-                        defines: c.defines,
-                        text: c.text,
-                    });
+            Outcome::Reuse(i) => {
+                let old = &old_files[i];
+                let first = if old.chunk_count == 0 {
+                    0
+                } else {
+                    remap[old.first_chunk as usize].expect("a reused file keeps its chunks")
+                };
+                for c in &mut chunks[first as usize..(first + old.chunk_count) as usize] {
+                    c.file = file;
                 }
                 files.push(FileEntry {
-                    path: f.rel.clone(),
-                    language: lang.map(|l| l.name().to_string()),
-                    size: f.size,
-                    mtime_ns: f.mtime_ns,
+                    path: found.rel.clone(),
+                    language: old.language.clone(),
+                    size: found.size,
+                    mtime_ns: found.mtime_ns,
+                    hash: old.hash.clone(),
+                    first_chunk: first,
+                    chunk_count: old.chunk_count,
+                });
+            }
+            Outcome::Parsed {
+                language,
+                hash,
+                chunks: parsed,
+            } => {
+                changed_files += 1;
+                let first = chunks.len() as u32;
+                chunks.extend(parsed.into_iter().map(|c| ChunkEntry {
+                    file,
+                    start_line: c.start_line as u32,
+                    end_line: c.end_line as u32,
+                    symbol: c.symbol,
+                    defines: c.defines,
+                    text: c.text,
+                }));
+                files.push(FileEntry {
+                    path: found.rel.clone(),
+                    language: language.map(|l| l.name().to_string()),
+                    size: found.size,
+                    mtime_ns: found.mtime_ns,
                     hash,
                     first_chunk: first,
                     chunk_count: chunks.len() as u32 - first,
@@ -169,40 +316,115 @@ pub fn build(
             }
         }
     }
+    let walked_paths: std::collections::HashSet<&str> =
+        walked.files.iter().map(|f| f.rel.as_str()).collect();
+    let removed_files = old_files
+        .iter()
+        .filter(|f| !walked_paths.contains(f.path.as_str()))
+        .count();
+    let new_chunks = &chunks[kept..];
 
-    let texts: Vec<String> = chunks
+    // The vocabulary: term counts updated by the removed and the new chunks.
+    let (old_vectors, old_bm25, old_vocab, mut terms) = match old_rest.take() {
+        Some((v, b, voc, t)) => (Some(v), Some(b), Some(voc), t),
+        None => (None, None, None, TermCounts::default()),
+    };
+    for words in &removed_words {
+        terms.remove(words);
+    }
+    let added: Vec<Vec<String>> = new_chunks
+        .par_iter()
+        .map(|c| chunk_words(&c.text))
+        .collect();
+    for words in added {
+        terms.add(words);
+    }
+    let top = terms.top(MAX_TERMS);
+    let old_terms: HashMap<&str, usize> = old_vocab.as_ref().map_or_else(HashMap::new, |v| {
+        v.terms
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.as_str(), i))
+            .collect()
+    });
+    phases.mark("terms");
+
+    // Embed what is new: chunks of changed files and terms that joined the vocabulary.
+    let mut texts: Vec<String> = new_chunks
         .par_iter()
         .map(|c| embedding_text(&files[c.file as usize].path, &c.symbol, &c.text))
         .collect();
-    let terms = collect_terms(chunks.iter().map(|c| c.text.as_str()));
-    let term_texts: Vec<String> = terms.iter().map(|(t, _)| t.clone()).collect();
-
-    let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
-    let all_texts: Vec<&str> = texts
-        .iter()
-        .chain(term_texts.iter())
-        .map(String::as_str)
-        .collect();
-    let total_texts = all_texts.len();
-    let (vectors, embedded) = embed_all(&all_texts, embedder, &mut cache, opts.progress)?;
-    drop(all_texts);
-    cache.save()?;
+    let new_chunk_texts = texts.len();
+    texts.extend(
+        top.iter()
+            .filter(|(t, _)| !old_terms.contains_key(t.as_str()))
+            .map(|(t, _)| t.clone()),
+    );
+    let (fresh, embedded) = if texts.is_empty() {
+        (Vec::new(), 0)
+    } else {
+        let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let out = embed_all(&refs, embedder, &mut cache, opts.progress)?;
+        phases.mark("embed");
+        // Entries the index still uses are kept when the cache prunes old ones.
+        cache.mark_used(live_keys(embedder.model_id(), &files, &chunks[..kept]));
+        cache.mark_used(old_terms.keys().map(|t| key(embedder.model_id(), t)));
+        cache.save()?;
+        out
+    };
+    phases.mark("cache");
     let dims = embedder.dims();
-    let (chunk_vecs, term_vecs) = vectors.split_at(texts.len() * dims);
+    let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunk_texts * dims);
 
-    let docs: Vec<Vec<String>> = chunks
+    let mut data = Vec::with_capacity(chunks.len() * dims);
+    if let Some(v) = &old_vectors {
+        for (c, r) in remap.iter().enumerate() {
+            if r.is_some() {
+                data.extend_from_slice(v.get(c));
+            }
+        }
+    }
+    data.extend_from_slice(fresh_chunks);
+    let mut vocab = Vocab {
+        terms: Vec::with_capacity(top.len()),
+        df: Vec::with_capacity(top.len()),
+        dims,
+        vectors: Vec::with_capacity(top.len() * dims),
+    };
+    let mut fresh_terms = fresh_terms.chunks_exact(dims.max(1));
+    for (term, df) in top {
+        match (old_terms.get(term.as_str()), &old_vocab) {
+            (Some(&i), Some(v)) => vocab.vectors.extend_from_slice(v.vector(i)),
+            _ => vocab
+                .vectors
+                .extend_from_slice(fresh_terms.next().expect("every new term was embedded")),
+        }
+        vocab.terms.push(term);
+        vocab.df.push(df);
+    }
+
+    let docs: Vec<Vec<String>> = new_chunks
         .par_iter()
         .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
         .collect();
-    let bm25 = Bm25::build(&docs);
-    let vocab = Vocab {
-        terms: term_texts,
-        df: terms.iter().map(|(_, d)| *d).collect(),
-        dims,
-        vectors: term_vecs.to_vec(),
+    let mut bm25 = match old_bm25 {
+        Some(mut b) => {
+            b.retain_remap(&remap);
+            b
+        }
+        None => Bm25::default(),
     };
-    let mut vecs = Vectors::new(dims, chunk_vecs.to_vec());
-    vecs.build_graph();
+    bm25.extend(&docs);
+    phases.mark("bm25");
+    let mut vecs = Vectors::new(dims, data);
+    match old_vectors {
+        Some(old) => {
+            vecs.update_graph(old, &remap, kept);
+        }
+        None => vecs.build_graph(),
+    }
+    phases.mark("hnsw");
 
     let mut manifest = Manifest {
         format_version: FORMAT_VERSION,
@@ -228,6 +450,7 @@ pub fn build(
     save_bin(&dir.join("chunks.bin"), &chunks)?;
     save_bin(&dir.join("bm25.bin"), &bm25)?;
     save_bin(&dir.join("vocab.bin"), &vocab)?;
+    save_bin(&dir.join(TERMS_FILE), &terms)?;
     save_f32(&dir.join("vectors.f32"), &vecs.data)?;
     vecs.dump_graph(dir)?;
     for entry in std::fs::read_dir(dir)
@@ -243,17 +466,39 @@ pub fn build(
     }
     let manifest_json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
     std::fs::write(dir.join("manifest.json"), manifest_json).map_err(crate::store::io_err(dir))?;
+    phases.mark("write");
     store.commit(tmp)?;
+    phases.mark("commit");
 
     Ok(BuildReport {
         files: files.len(),
         chunks: chunks.len(),
+        changed_files,
+        removed_files,
         embedded,
-        cached: total_texts - embedded,
+        cached: texts.len() - embedded,
+        reused_chunks: kept,
         seconds: started.elapsed().as_secs_f64(),
         skipped,
         up_to_date: false,
     })
+}
+
+/// Embedding-cache keys of the chunks the index keeps.
+fn live_keys<'a>(
+    model_id: &'a str,
+    files: &'a [FileEntry],
+    chunks: &'a [ChunkEntry],
+) -> Vec<[u8; 16]> {
+    chunks
+        .par_iter()
+        .map(|c| {
+            key(
+                model_id,
+                &embedding_text(&files[c.file as usize].path, &c.symbol, &c.text),
+            )
+        })
+        .collect()
 }
 
 /// When the live generation already indexes exactly these files (same size and mtime,
@@ -300,12 +545,40 @@ fn up_to_date(
     Some(BuildReport {
         files: files.len(),
         chunks: manifest.chunks,
+        changed_files: 0,
+        removed_files: 0,
         embedded: 0,
         cached: 0,
+        reused_chunks: manifest.chunks,
         seconds: started.elapsed().as_secs_f64(),
         skipped: skipped_by_reason,
         up_to_date: true,
     })
+}
+
+/// Phase timings on stderr when `IRET_PROFILE` is set (for finding where time goes).
+struct Phases {
+    on: bool,
+    last: Instant,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Self {
+            on: std::env::var_os("IRET_PROFILE").is_some(),
+            last: Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, name: &str) {
+        if self.on {
+            eprintln!(
+                "iret: {name:<12} {:>8.1} ms",
+                self.last.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        self.last = Instant::now();
+    }
 }
 
 /// Embeds `texts` through the cache; returns the flat vectors and how many were new.

@@ -1,6 +1,11 @@
 //! Chunk vectors: a flat matrix (exact scores) and an HNSW graph (hnsw_rs) for the
 //! nearest-neighbour leg of dispatch.
-use crate::store::StoreError;
+//!
+//! hnsw_rs cannot delete points, so an incremental update keeps the graph, marks the
+//! points of removed chunks dead and inserts the new ones. Graph points are "slots";
+//! `slots[p]` is the chunk a point stands for (or [`DEAD`]). When too many points are dead
+//! the graph is rebuilt from the vectors.
+use crate::store::{load_bin, save_bin, StoreError};
 use hnsw_rs::prelude::*;
 use std::path::Path;
 
@@ -9,6 +14,11 @@ const EF_CONSTRUCTION: usize = 100;
 const BASENAME: &str = "hnsw";
 /// hnsw_rs's (private) NB_LAYER_MAX: a graph with fewer layers cannot be dumped.
 const HNSW_LAYERS: usize = 16;
+const SLOTS_FILE: &str = "hnsw.slots";
+/// A graph point whose chunk is gone.
+pub const DEAD: u32 = u32::MAX;
+/// Rebuild instead of updating once this share of the graph's points would be dead.
+const MAX_DEAD_SHARE: f64 = 0.25;
 
 /// `1 - dot` for unit vectors, clamped at 0 (rounding can push a dot product past 1,
 /// which anndists' DistDot asserts against).
@@ -25,6 +35,8 @@ pub struct Vectors {
     pub dims: usize,
     pub data: Vec<f32>,
     hnsw: Option<Hnsw<'static, f32, UnitDot>>,
+    /// Graph point → chunk (or [`DEAD`]); one entry per point of `hnsw`.
+    slots: Vec<u32>,
 }
 
 impl Vectors {
@@ -33,6 +45,7 @@ impl Vectors {
             dims,
             data,
             hnsw: None,
+            slots: Vec::new(),
         }
     }
 
@@ -50,6 +63,8 @@ impl Vectors {
 
     /// Builds the HNSW graph over all vectors (parallel inserts).
     pub fn build_graph(&mut self) {
+        self.hnsw = None;
+        self.slots.clear();
         let n = self.len();
         if n == 0 {
             return;
@@ -60,6 +75,52 @@ impl Vectors {
         let rows: Vec<(&[f32], usize)> = (0..n).map(|i| (self.get(i), i)).collect();
         hnsw.parallel_insert_slice(&rows);
         self.hnsw = Some(hnsw);
+        self.slots = (0..n as u32).collect();
+    }
+
+    /// Takes over `previous`'s graph for these vectors: `remap[c]` is where previous chunk
+    /// `c` went (None: removed) and chunks from `first_new` on are inserted. Rebuilds
+    /// instead when the old graph is missing or would be too sparse. Returns whether the
+    /// graph was updated in place (false: rebuilt).
+    pub fn update_graph(
+        &mut self,
+        previous: Vectors,
+        remap: &[Option<u32>],
+        first_new: usize,
+    ) -> bool {
+        let Some(hnsw) = previous.hnsw else {
+            self.build_graph();
+            return false;
+        };
+        let mut slots: Vec<u32> = previous
+            .slots
+            .iter()
+            .map(|&c| match remap.get(c as usize) {
+                Some(Some(new)) if c != DEAD => *new,
+                _ => DEAD,
+            })
+            .collect();
+        let fresh = self.len().saturating_sub(first_new);
+        let dead = slots.iter().filter(|&&c| c == DEAD).count();
+        if (dead as f64) > MAX_DEAD_SHARE * (slots.len() + fresh) as f64 {
+            self.build_graph();
+            return false;
+        }
+        let base = slots.len();
+        let rows: Vec<(&[f32], usize)> = (first_new..self.len())
+            .enumerate()
+            .map(|(j, c)| (self.get(c), base + j))
+            .collect();
+        slots.extend((first_new..self.len()).map(|c| c as u32));
+        hnsw.parallel_insert_slice(&rows);
+        self.hnsw = Some(hnsw);
+        self.slots = slots;
+        true
+    }
+
+    /// Points of the graph whose chunk is gone.
+    pub fn dead_points(&self) -> usize {
+        self.slots.iter().filter(|&&c| c == DEAD).count()
     }
 
     pub fn dump_graph(&self, dir: &Path) -> Result<(), StoreError> {
@@ -69,6 +130,7 @@ impl Vectors {
                     path: dir.into(),
                     reason: e.to_string(),
                 })?;
+            save_bin(&dir.join(SLOTS_FILE), &self.slots)?;
         }
         Ok(())
     }
@@ -85,9 +147,14 @@ impl Vectors {
                 let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
                 io.load_hnsw::<f32, UnitDot>()
             });
+            let slots: Vec<u32> = match load_bin(&dir.join(SLOTS_FILE)) {
+                Ok(s) => s,
+                Err(_) => (0..self.len() as u32).collect(),
+            };
             if let Ok(Ok(h)) = loaded {
-                if h.get_nb_point() == self.len() {
+                if h.get_nb_point() == slots.len() && self.slots_cover_every_chunk(&slots) {
                     self.hnsw = Some(h);
+                    self.slots = slots;
                     return;
                 }
             }
@@ -99,6 +166,18 @@ impl Vectors {
         self.build_graph();
     }
 
+    /// Every chunk has exactly one live point.
+    fn slots_cover_every_chunk(&self, slots: &[u32]) -> bool {
+        let mut seen = vec![false; self.len()];
+        for &c in slots.iter().filter(|&&c| c != DEAD) {
+            match seen.get_mut(c as usize) {
+                Some(s) if !*s => *s = true,
+                _ => return false,
+            }
+        }
+        seen.iter().all(|&s| s)
+    }
+
     /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts.
     pub fn nearest(
         &self,
@@ -108,11 +187,15 @@ impl Vectors {
     ) -> Vec<(usize, f32)> {
         match &self.hnsw {
             Some(h) if self.len() > k => {
-                let filter = |id: &usize| allow(*id);
+                let chunk = |slot: usize| self.slots.get(slot).copied().unwrap_or(DEAD);
+                let filter = |id: &usize| {
+                    let c = chunk(*id);
+                    c != DEAD && allow(c as usize)
+                };
                 let ef = (2 * k).max(128);
                 h.search_filter(query, k, ef, Some(&filter))
                     .into_iter()
-                    .map(|n| (n.d_id, 1.0 - n.distance))
+                    .map(|n| (chunk(n.d_id) as usize, 1.0 - n.distance))
                     .collect()
             }
             _ => self.exact(query, k, allow),

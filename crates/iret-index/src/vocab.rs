@@ -28,21 +28,48 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     })
 }
 
-/// Counts in how many chunks each word occurs and keeps the most frequent.
-pub fn collect_terms<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<(String, u32)> {
-    let mut df: HashMap<String, u32> = HashMap::new();
-    for text in texts {
-        let mut seen: Vec<String> = words(text).collect();
-        seen.sort();
-        seen.dedup();
-        for w in seen {
-            *df.entry(w).or_default() += 1;
+/// In how many chunks each word occurs, over the whole index (stored with it, so an
+/// incremental update only counts the chunks that changed).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct TermCounts {
+    df: HashMap<String, u32>,
+}
+
+/// The distinct words of one chunk.
+pub fn chunk_words(text: &str) -> Vec<String> {
+    let mut seen: Vec<String> = words(text).collect();
+    seen.sort();
+    seen.dedup();
+    seen
+}
+
+impl TermCounts {
+    /// Counts one chunk's distinct words (from [`chunk_words`]).
+    pub fn add(&mut self, words: Vec<String>) {
+        for w in words {
+            *self.df.entry(w).or_default() += 1;
         }
     }
-    let mut terms: Vec<(String, u32)> = df.into_iter().collect();
-    terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    terms.truncate(MAX_TERMS);
-    terms
+
+    /// Forgets one chunk's distinct words.
+    pub fn remove(&mut self, words: &[String]) {
+        for w in words {
+            if let Some(n) = self.df.get_mut(w) {
+                *n -= 1;
+                if *n == 0 {
+                    self.df.remove(w);
+                }
+            }
+        }
+    }
+
+    /// The `k` most frequent words (ties by word), most frequent first.
+    pub fn top(&self, k: usize) -> Vec<(String, u32)> {
+        let mut terms: Vec<(String, u32)> = self.df.iter().map(|(t, n)| (t.clone(), *n)).collect();
+        terms.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        terms.truncate(k);
+        terms
+    }
 }
 
 impl Vocab {

@@ -51,6 +51,8 @@ pub enum SkipReason {
     InvalidUtf8,
     Minified,
     Unreadable,
+    /// The file's name is not valid UTF-8 (it could not be shown or matched by globs).
+    BadName,
 }
 
 impl SkipReason {
@@ -62,6 +64,7 @@ impl SkipReason {
             SkipReason::InvalidUtf8 => "invalid UTF-8",
             SkipReason::Minified => "minified",
             SkipReason::Unreadable => "unreadable",
+            SkipReason::BadName => "non-UTF-8 name",
         }
     }
 }
@@ -127,7 +130,7 @@ pub fn walk(root: &Path) -> Walked {
             continue;
         }
         let Some(rel) = path.strip_prefix(root).ok().and_then(|r| r.to_str()) else {
-            *out.skipped.entry(SkipReason::InvalidUtf8).or_default() += 1; // non-UTF-8 file name
+            *out.skipped.entry(SkipReason::BadName).or_default() += 1;
             continue;
         };
         let mtime_ns = meta

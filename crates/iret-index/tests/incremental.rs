@@ -1,0 +1,225 @@
+//! Incremental updates: an updated index must equal a fresh build of the same tree, and
+//! unchanged files must cost nothing.
+use iret_embed::FakeEmbedder;
+use iret_index::bm25::Bm25Params;
+use iret_index::vectors::Vectors;
+use iret_index::{build, BuildOptions, Index};
+use std::path::Path;
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "src/auth.ts",
+        "export function verifyToken(token: string) {\n  return token.length > 0;\n}\n",
+    );
+    write(
+        d.path(),
+        "src/user.py",
+        "class User:\n    def profile(self):\n        return self.name\n",
+    );
+    write(
+        d.path(),
+        "src/session.rs",
+        "pub struct Session { expiry: u64 }\n\nimpl Session {\n    pub fn expired(&self, now: u64) -> bool { now > self.expiry }\n}\n",
+    );
+    d
+}
+
+/// Everything retrieval sees, in a form that does not depend on chunk numbering.
+fn snapshot(index: &Index) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in &index.files {
+        out.push(format!("file {} {} {}", f.path, f.hash, f.chunk_count));
+        for c in f.first_chunk..f.first_chunk + f.chunk_count {
+            let chunk = &index.chunks[c as usize];
+            assert_eq!(index.files[chunk.file as usize].path, f.path);
+            let v: Vec<String> = index.vectors.get(c as usize)[..4]
+                .iter()
+                .map(|x| format!("{x:.5}"))
+                .collect();
+            out.push(format!(
+                "  chunk {}-{} {} {:?} {}",
+                chunk.start_line,
+                chunk.end_line,
+                chunk.symbol,
+                v,
+                chunk.text.len()
+            ));
+        }
+    }
+    for (t, df) in index.vocab.terms.iter().zip(&index.vocab.df) {
+        out.push(format!("term {t} {df}"));
+    }
+    out
+}
+
+fn chunk_paths(index: &Index, hits: impl IntoIterator<Item = u32>) -> Vec<String> {
+    let mut v: Vec<String> = hits
+        .into_iter()
+        .map(|c| {
+            let c = &index.chunks[c as usize];
+            format!("{}:{}", index.files[c.file as usize].path, c.start_line)
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn an_updated_index_equals_a_fresh_build() {
+    let src = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(64);
+    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+
+    // Edit one file, delete one, add one; session.rs stays as it was.
+    write(
+        src.path(),
+        "src/auth.ts",
+        "export function refreshToken(token: string) {\n  return token + 'x';\n}\n",
+    );
+    std::fs::remove_file(src.path().join("src/user.py")).unwrap();
+    write(
+        src.path(),
+        "src/jwt.go",
+        "package jwt\n\nfunc Decode(raw string) string { return raw }\n",
+    );
+    let report = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert_eq!(report.changed_files, 2, "{report:?}");
+    assert_eq!(report.removed_files, 1, "{report:?}");
+    assert!(report.reused_chunks >= 1, "{report:?}");
+
+    let fresh_dir = tempfile::tempdir().unwrap();
+    let force = BuildOptions {
+        force: true,
+        ..Default::default()
+    };
+    build(src.path(), fresh_dir.path(), &e, &force).unwrap();
+    let updated = Index::open(idx.path(), None).unwrap();
+    let fresh = Index::open(fresh_dir.path(), None).unwrap();
+    assert_eq!(snapshot(&updated), snapshot(&fresh));
+
+    // Keyword and vector legs answer the same.
+    for term in ["refresh", "token", "expiry", "profile", "decode"] {
+        let q = [(term.to_string(), 1.0)];
+        let a = updated.bm25.score(&q, Bm25Params::default(), &|_| true);
+        let b = fresh.bm25.score(&q, Bm25Params::default(), &|_| true);
+        assert_eq!(
+            chunk_paths(&updated, a.keys().copied()),
+            chunk_paths(&fresh, b.keys().copied()),
+            "{term}"
+        );
+    }
+    assert_eq!(updated.bm25.df("profile"), 0);
+    for c in 0..updated.chunks.len() {
+        let best = updated
+            .vectors
+            .nearest(updated.vectors.get(c), 1, &|_| true);
+        assert_eq!(best[0].0, c, "a chunk's own vector finds it");
+    }
+}
+
+#[test]
+fn touching_files_without_changing_them_embeds_nothing() {
+    let src = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(32);
+    let first = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    // Same content, new mtime: re-hashed, not re-chunked.
+    let text = std::fs::read_to_string(src.path().join("src/auth.ts")).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write(src.path(), "src/auth.ts", &text);
+    let again = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert!(
+        !again.up_to_date,
+        "the mtime changed, so the fast path cannot answer"
+    );
+    assert_eq!(again.changed_files, 0);
+    assert_eq!(again.embedded + again.cached, 0);
+    assert_eq!(again.reused_chunks, first.chunks);
+    // And now it is up to date.
+    let third = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert!(third.up_to_date);
+}
+
+fn random_unit_vectors(n: usize, dims: usize, seed: &mut u64) -> Vec<f32> {
+    let mut data = Vec::with_capacity(n * dims);
+    for _ in 0..n {
+        let mut v: Vec<f32> = (0..dims)
+            .map(|_| {
+                *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                ((*seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+            })
+            .collect();
+        iret_embed::normalize(&mut v);
+        data.extend(v);
+    }
+    data
+}
+
+#[test]
+fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
+    let dims = 32;
+    let mut seed = 7;
+    let data = random_unit_vectors(600, dims, &mut seed);
+    let mut old = Vectors::new(dims, data.clone());
+    old.build_graph();
+
+    // Remove every tenth vector, add 40 new ones.
+    let remap: Vec<Option<u32>> = {
+        let mut next = 0;
+        (0..600)
+            .map(|i| {
+                (i % 10 != 0).then(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect()
+    };
+    let mut kept: Vec<f32> = Vec::new();
+    for (i, r) in remap.iter().enumerate() {
+        if r.is_some() {
+            kept.extend_from_slice(&data[i * dims..(i + 1) * dims]);
+        }
+    }
+    let first_new = kept.len() / dims;
+    kept.extend(random_unit_vectors(40, dims, &mut seed));
+    let mut updated = Vectors::new(dims, kept);
+    assert!(
+        updated.update_graph(old, &remap, first_new),
+        "updated in place"
+    );
+    assert_eq!(updated.dead_points(), 60);
+    for c in (0..updated.len()).step_by(7) {
+        let hits = updated.nearest(updated.get(c), 5, &|_| true);
+        assert_eq!(hits[0].0, c);
+        assert!(hits.iter().all(|h| h.0 < updated.len()));
+    }
+
+    // The graph survives a dump and load with its slot table.
+    let dir = tempfile::tempdir().unwrap();
+    updated.dump_graph(dir.path()).unwrap();
+    let mut loaded = Vectors::new(dims, updated.data.clone());
+    loaded.load_graph(dir.path());
+    assert_eq!(loaded.dead_points(), 60);
+    assert_eq!(loaded.nearest(loaded.get(100), 1, &|_| true)[0].0, 100);
+
+    // Dropping half of what is left crosses the threshold: a clean rebuild.
+    let n = loaded.len();
+    let remap: Vec<Option<u32>> = (0..n as u32)
+        .map(|i| (i < n as u32 / 2).then_some(i))
+        .collect();
+    let half = loaded.data[..(n / 2) * dims].to_vec();
+    let mut smaller = Vectors::new(dims, half);
+    assert!(!smaller.update_graph(loaded, &remap, n / 2));
+    assert_eq!(smaller.dead_points(), 0);
+    assert_eq!(smaller.nearest(smaller.get(3), 1, &|_| true)[0].0, 3);
+}
