@@ -32,6 +32,10 @@ const TASK_WORDS: &[&str] = &[
     "correctly",
 ];
 
+/// The lower bound of the "related" band: an excluded file never ranks above a file
+/// judged at least this relevant.
+const RELATED: f32 = 0.5;
+
 #[derive(Debug, Clone)]
 pub struct Options {
     pub cycles: usize,
@@ -58,8 +62,8 @@ impl Default for Options {
             strong: 0.7,
             params: Params::default(),
             evaluate_top: 20,
-            later_cycles_weight: 0.25,
-            relevance_weight: 0.3,
+            later_cycles_weight: 0.15,
+            relevance_weight: 0.15,
         }
     }
 }
@@ -236,27 +240,53 @@ pub fn run(
         cycles.push(trace);
     }
 
-    // Files judged irrelevant (excluded) rank after all others; they are never returned
-    // (their relevance is below any sensible --min-relevance) but keep a ranked list whole.
     let mut evaluated: Vec<Evaluation> = merged.into_values().collect();
-    let key = |e: &Evaluation| {
-        (
-            !state.excluded.contains(&e.file),
-            standing.get(&e.file).copied().unwrap_or(0.0) + opts.relevance_weight * e.relevance,
-        )
-    };
-    evaluated.sort_by(|a, b| {
-        let (ka, kb) = (key(a), key(b));
-        kb.0.cmp(&ka.0)
-            .then(kb.1.total_cmp(&ka.1))
-            .then(b.relevance.total_cmp(&a.relevance))
-            .then(a.path.cmp(&b.path))
-    });
+    final_order(
+        &mut evaluated,
+        &standing,
+        &state.excluded,
+        opts.relevance_weight,
+    );
     Ok(Outcome {
         evaluated,
         cycles,
         concepts,
     })
+}
+
+/// The returned order: dispatch standing (cycle 1 plus later promotions) plus
+/// `relevance_weight` × the evaluated relevance. Files judged irrelevant (excluded) never
+/// rank above a file judged related (≥ [`RELATED`], not excluded); otherwise they keep their
+/// place. They are never returned (their relevance is below any sensible
+/// `--min-relevance`) but keep a ranked list whole.
+pub fn final_order(
+    evaluated: &mut [Evaluation],
+    standing: &HashMap<u32, f32>,
+    excluded: &HashSet<u32>,
+    relevance_weight: f32,
+) {
+    let raw = |e: &Evaluation| {
+        standing.get(&e.file).copied().unwrap_or(0.0) + relevance_weight * e.relevance
+    };
+    let floor = evaluated
+        .iter()
+        .filter(|e| !excluded.contains(&e.file) && e.relevance >= RELATED)
+        .map(raw)
+        .fold(f32::INFINITY, f32::min);
+    let key = |e: &Evaluation| {
+        let k = raw(e);
+        if excluded.contains(&e.file) {
+            k.min(floor - 1e-3)
+        } else {
+            k
+        }
+    };
+    evaluated.sort_by(|a, b| {
+        key(b)
+            .total_cmp(&key(a))
+            .then(b.relevance.total_cmp(&a.relevance))
+            .then(a.path.cmp(&b.path))
+    });
 }
 
 fn sort(evals: &mut [Evaluation]) {
@@ -266,4 +296,57 @@ fn sort(evals: &mut [Evaluation]) {
             .then(a.cycle.cmp(&b.cycle))
             .then(a.path.cmp(&b.path))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eval(file: u32, relevance: f32) -> Evaluation {
+        Evaluation {
+            file,
+            path: format!("f{file}"),
+            relevance,
+            reason: String::new(),
+            missing: Vec::new(),
+            chunks: Vec::new(),
+            cycle: 1,
+        }
+    }
+
+    fn order(evals: &[Evaluation], standing: &[(u32, f32)], excluded: &[u32]) -> Vec<u32> {
+        let mut e = evals.to_vec();
+        let standing = standing.iter().copied().collect();
+        let excluded = excluded.iter().copied().collect();
+        final_order(&mut e, &standing, &excluded, 0.15);
+        e.iter().map(|e| e.file).collect()
+    }
+
+    #[test]
+    fn standing_leads_and_relevance_breaks_near_ties() {
+        let evals = [eval(1, 0.3), eval(2, 0.9), eval(3, 0.5)];
+        // 1: 1.0 + 0.045; 2: 0.95 + 0.135 (overtakes 1); 3: 0.5 + 0.075.
+        assert_eq!(
+            order(&evals, &[(1, 1.0), (2, 0.95), (3, 0.5)], &[]),
+            [2, 1, 3]
+        );
+    }
+
+    #[test]
+    fn an_excluded_file_stays_below_related_files_but_above_weaker_ones() {
+        // 4 was excluded (0.15) although it stood second in dispatch.
+        let evals = [
+            eval(1, 0.9),
+            eval(4, 0.15),
+            eval(2, 0.3),
+            eval(3, 0.55),
+            eval(5, 0.25),
+        ];
+        let standing = [(1, 1.0), (4, 0.9), (2, 0.6), (3, 0.2), (5, 0.1)];
+        // Below 3, the weakest related file, so below everything ranked above it; still
+        // above 5, which ranked lower in the first place.
+        assert_eq!(order(&evals, &standing, &[4]), [1, 2, 3, 4, 5]);
+        // Not excluded, it keeps its dispatch place.
+        assert_eq!(order(&evals, &standing, &[]), [1, 4, 2, 3, 5]);
+    }
 }
