@@ -1,6 +1,6 @@
-//! Definitions in languages without a grammar here (C, C++, Ruby, C#, Kotlin, Scala,
-//! Elixir, shell…): a line-level scan for the usual forms, so line-window chunks still
-//! say what they define.
+//! Definitions in languages without a grammar here (Kotlin, Scala, Elixir, PHP, Swift…)
+//! and in files whose parse failed: a line-level scan for the usual forms, so line-window
+//! chunks still say what they define.
 //!
 //! * keyword forms: `def`, `defmodule`, `module`, `class`, `fun`, `func`, `function`,
 //!   `struct`, `trait`, `object`, `interface`, `enum`, `namespace`, … followed by a name

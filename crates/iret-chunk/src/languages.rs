@@ -11,6 +11,7 @@ pub enum Language {
     Rust,
     Go,
     Java,
+    Ruby,
 }
 
 /// How a grammar names things: node kinds that declare a symbol, with the label used
@@ -18,6 +19,9 @@ pub enum Language {
 pub(crate) struct Spec {
     pub grammar: tree_sitter::Language,
     pub declarations: &'static [(&'static str, &'static str)],
+    /// Assignments declare things (`app.use = function …` in JS, `X = …` in Python); in
+    /// C-family code they are just statements.
+    pub assignments_declare: bool,
 }
 
 const TS_DECLS: &[(&str, &str)] = &[
@@ -80,8 +84,18 @@ const JAVA_DECLS: &[(&str, &str)] = &[
     ("field_declaration", "field"),
 ];
 
+const RUBY_DECLS: &[(&str, &str)] = &[
+    ("method", "def"),
+    ("singleton_method", "def"),
+    ("class", "class"),
+    ("singleton_class", "class"),
+    ("module", "module"),
+];
+
 impl Language {
-    /// By file extension; None for languages without a grammar here.
+    /// By file extension; None for languages without a grammar here. C, C++, C# and shell
+    /// grammars were tried and scored lower on the dev benchmark than line windows with
+    /// the definition scanner (BENCHMARKS.md), so those stay on windows.
     pub fn from_path(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
@@ -92,6 +106,7 @@ impl Language {
             "rs" => Language::Rust,
             "go" => Language::Go,
             "java" => Language::Java,
+            "rb" | "rake" | "gemspec" => Language::Ruby,
             _ => return None,
         })
     }
@@ -105,6 +120,7 @@ impl Language {
             Language::Rust => "rust",
             Language::Go => "go",
             Language::Java => "java",
+            Language::Ruby => "ruby",
         }
     }
 
@@ -117,10 +133,15 @@ impl Language {
             Language::Rust => (tree_sitter_rust::LANGUAGE.into(), RUST_DECLS),
             Language::Go => (tree_sitter_go::LANGUAGE.into(), GO_DECLS),
             Language::Java => (tree_sitter_java::LANGUAGE.into(), JAVA_DECLS),
+            Language::Ruby => (tree_sitter_ruby::LANGUAGE.into(), RUBY_DECLS),
         };
         Spec {
             grammar,
             declarations,
+            assignments_declare: matches!(
+                self,
+                Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Python
+            ),
         }
     }
 }

@@ -113,7 +113,7 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
         let name = declared_name(node, src)?;
         return Some((label, name));
     }
-    if kind == "assignment_expression" || kind == "assignment" {
+    if spec.assignments_declare && (kind == "assignment_expression" || kind == "assignment") {
         // JS `app.use = function use() {…}`, `module.exports = …`; Python `X = …`.
         let left = node.child_by_field_name("left")?;
         let text = left.utf8_text(src.as_bytes()).ok()?;
@@ -140,18 +140,32 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
 }
 
 fn declared_name(node: Node, src: &str) -> Option<String> {
-    let field = ["name", "key", "type", "declarator"]
+    let mut field = ["name", "key", "declarator", "type"]
         .iter()
         .find_map(|f| node.child_by_field_name(f))?;
-    let field = if field.kind().ends_with("declarator") {
-        field.child_by_field_name("name").unwrap_or(field)
-    } else {
-        field
-    };
+    // Down through declarators (Java `x = 1`) and qualified names (Ruby `Sinatra::Base`)
+    // to the identifier itself.
+    for _ in 0..8 {
+        let kind = field.kind();
+        let inner = if kind.ends_with("declarator") {
+            field
+                .child_by_field_name("name")
+                .or_else(|| field.child_by_field_name("declarator"))
+        } else if kind == "qualified_identifier" || kind == "scope_resolution" {
+            field.child_by_field_name("name")
+        } else {
+            None
+        };
+        match inner {
+            Some(n) => field = n,
+            None => break,
+        }
+    }
     let text = field.utf8_text(src.as_bytes()).ok()?;
     let name: String = text
+        .trim_start_matches('~')
         .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$' || *c == '"' || *c == '\'')
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '"' | '\''))
         .filter(|c| *c != '"' && *c != '\'')
         .collect();
     (!name.is_empty()).then_some(name)

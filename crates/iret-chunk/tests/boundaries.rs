@@ -128,6 +128,7 @@ fn hostile_inputs_never_panic() {
         Some(Language::Go),
         Some(Language::Java),
         Some(Language::JavaScript),
+        Some(Language::Ruby),
     ] {
         for src in [minified.as_str(), nested.as_str(), broken, "", "\n\n\n"] {
             let chunks = chunk(src, lang, Limits::default());
@@ -148,4 +149,36 @@ fn doc_comments_lead_the_declaration_they_document() {
     assert!(route.text.starts_with("/**\n * Route"), "{route:?}");
     assert!(!route.text.contains("Disable a setting"), "{route:?}");
     assert!(find(&chunks, "disable").text.contains("Disable a setting"));
+}
+
+#[test]
+fn ruby_modules_classes_and_methods() {
+    let rb_body = "      x = 1\n".repeat(20);
+    let rb = format!("module Sinatra\n  class Base\n    def route(verb, path)\n{rb_body}    end\n\n    def self.call(env)\n{rb_body}    end\n  end\nend\n");
+    let chunks = chunk(&rb, Some(Language::Ruby), small());
+    assert_eq!(
+        find(&chunks, "route").symbol,
+        "module Sinatra > class Base > def route"
+    );
+    assert!(find(&chunks, "call").text.contains("def self.call"));
+
+    // Qualified class names are named by their last part.
+    let nested = format!("class Sinatra::Wrapper\n  def call(env)\n{rb_body}  end\nend\n");
+    let chunks = chunk(&nested, Some(Language::Ruby), small());
+    assert_eq!(find(&chunks, "Wrapper").symbol, "class Wrapper");
+}
+
+#[test]
+fn java_fields_are_named_by_their_variable_not_their_type() {
+    let body = "        x = x + 1;\n".repeat(20);
+    let src = format!("class Gson {{\n    private final String serializeNulls;\n\n    void toJson() {{\n        int x = 0;\n{body}    }}\n}}\n");
+    let chunks = chunk(&src, Some(Language::Java), small());
+    assert!(find(&chunks, "serializeNulls")
+        .text
+        .contains("private final String"));
+    assert!(chunks
+        .iter()
+        .all(|c| !c.defines.contains(&"String".to_string())));
+    // An assignment in a method body is a statement, not a declaration.
+    assert!(chunks.iter().all(|c| !c.defines.contains(&"x".to_string())));
 }

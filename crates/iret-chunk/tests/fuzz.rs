@@ -71,6 +71,7 @@ fn chunker_never_panics_on_random_and_mutated_input() {
         Some(Language::Rust),
         Some(Language::Go),
         Some(Language::Java),
+        Some(Language::Ruby),
     ];
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let started = Instant::now();

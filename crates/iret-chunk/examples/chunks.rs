@@ -1,0 +1,21 @@
+//! Prints the chunks of a file: `cargo run -p iret-chunk --example chunks -- <file>`.
+fn main() {
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: chunks <file>");
+        std::process::exit(2);
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("{path}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let lang = iret_chunk::Language::from_path(std::path::Path::new(&path));
+    for c in iret_chunk::chunk(&text, lang, Default::default()) {
+        println!(
+            "{:>5}-{:<5} {:<50} {:?}",
+            c.start_line, c.end_line, c.symbol, c.defines
+        );
+    }
+}
