@@ -307,12 +307,23 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
                 // The defining chunk represents the file (ahead of chunks that only use it).
                 let range =
                     entry.first_chunk as usize..(entry.first_chunk + entry.chunk_count) as usize;
-                if let Some(def) = range.clone().find(|&c| {
+                // The chunk defining the most specific name the query gives wins: in
+                // `Sinatra::Helpers` or `pkg.Class`, the last part (then the earliest chunk).
+                let specificity = |c: usize| {
                     index.chunks[c]
                         .defines
                         .iter()
-                        .any(|d| defines.contains(&d.to_lowercase()))
-                }) {
+                        .filter_map(|d| {
+                            let dl = d.to_lowercase();
+                            state.analysis.identifiers.iter().position(|i| *i == dl)
+                        })
+                        .max()
+                };
+                let best = range
+                    .clone()
+                    .filter_map(|c| specificity(c).map(|s| (s, c)))
+                    .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+                if let Some((_, def)) = best {
                     match chunks.iter().position(|h| h.chunk as usize == def) {
                         Some(0) => {}
                         Some(i) => {

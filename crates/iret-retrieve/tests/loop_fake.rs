@@ -184,3 +184,36 @@ fn include_scopes_the_loop_before_ranking() {
         out.evaluated
     );
 }
+
+#[test]
+fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    let body = "    x = 1\n".repeat(300);
+    write(
+        r,
+        "lib/sinatra/base.rb",
+        &format!("module Sinatra\n  class Request\n    def accept\n{body}    end\n  end\n\n  module Helpers\n    def status(value)\n{body}    end\n  end\nend\n"),
+    );
+    write(r, "lib/other.rb", "module Other\n  def run\n  end\nend\n");
+    let idx = tempfile::tempdir().unwrap();
+    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
+    let index = Index::open(idx.path(), Some("fake")).unwrap();
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("Sinatra::Helpers"),
+        &Options {
+            cycles: 1,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let best = &out.evaluated[0];
+    assert_eq!(best.path, "lib/sinatra/base.rb");
+    let first = &index.chunks[best.chunks[0].chunk as usize];
+    assert!(
+        first.defines.iter().any(|d| d == "Helpers"),
+        "the Helpers chunk leads, not the Sinatra one: {first:?}"
+    );
+}
