@@ -223,3 +223,25 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     assert_eq!(smaller.dead_points(), 0);
     assert_eq!(smaller.nearest(smaller.get(3), 1, &|_| true)[0].0, 3);
 }
+
+#[test]
+fn switching_a_branch_and_back_embeds_nothing_new() {
+    let src = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(32);
+    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let main = std::fs::read_to_string(src.path().join("src/auth.ts")).unwrap();
+    // "Check out" a branch that rewrites auth.ts, then come back.
+    write(
+        src.path(),
+        "src/auth.ts",
+        "export function signJwt(claims: object) {\n  return JSON.stringify(claims);\n}\n",
+    );
+    let branch = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert!(branch.embedded > 0, "new code meets the model: {branch:?}");
+    write(src.path(), "src/auth.ts", &main);
+    let back = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert_eq!(back.changed_files, 1);
+    assert_eq!(back.embedded, 0, "every text is in the cache: {back:?}");
+    assert!(back.cached > 0);
+}
