@@ -58,7 +58,13 @@ impl BuildReport {
                 self.seconds * 1000.0
             );
         }
-        let rate = self.embedded as f64 / self.seconds.max(1e-9);
+        // A rate over a handful of texts mostly measures loading the model.
+        let embedded = if self.embedded >= 64 {
+            let rate = self.embedded as f64 / self.seconds.max(1e-9);
+            format!("{} embedded at {rate:.0} texts/s", self.embedded)
+        } else {
+            format!("{} embedded", self.embedded)
+        };
         let skipped: Vec<String> = self
             .skipped
             .iter()
@@ -73,12 +79,10 @@ impl BuildReport {
             String::new()
         };
         format!(
-            "indexed {} files, {} chunks{updated} in {:.1}s ({} embedded at {:.0} texts/s, {} cached){}",
+            "indexed {} files, {} chunks{updated} in {:.1}s ({embedded}, {} cached){}",
             self.files,
             self.chunks,
             self.seconds,
-            self.embedded,
-            rate,
             self.cached,
             if skipped.is_empty() {
                 String::new()
