@@ -148,6 +148,8 @@ enum Outcome {
     /// Unchanged (same size and mtime, or same content): keep this previous file's chunks.
     Reuse(usize),
     Parsed {
+        /// The previous version of this file, if any (its unchanged chunks are revived).
+        previous: Option<usize>,
         language: Option<Language>,
         hash: String,
         chunks: Vec<iret_chunk::Chunk>,
@@ -217,6 +219,7 @@ pub fn build(
             }
             let language = Language::from_path(&f.abs);
             Outcome::Parsed {
+                previous: old.map(|(i, _)| i),
                 language,
                 hash,
                 chunks: chunk(&text, language, limits),
@@ -257,6 +260,26 @@ pub fn build(
         .filter(|(_, r)| r.is_none())
         .map(|(c, _)| chunk_words(&c.text))
         .collect();
+    // Chunks of changed files that come back unchanged (same symbol and text) keep their
+    // vector and graph point: an edit costs what it changed, not the whole file.
+    let chunk_key = |symbol: &str, text: &str| {
+        let mut h = blake3::Hasher::new();
+        h.update(symbol.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        *h.finalize().as_bytes()
+    };
+    let mut dropped: HashMap<(u32, [u8; 32]), Vec<u32>> = HashMap::new();
+    for (c, chunk) in old_chunks.iter().enumerate().rev() {
+        if remap[c].is_none() {
+            dropped
+                .entry((chunk.file, chunk_key(&chunk.symbol, &chunk.text)))
+                .or_default()
+                .push(c as u32);
+        }
+    }
+    // New chunk → the previous chunk it revives.
+    let mut revived: HashMap<u32, u32> = HashMap::new();
     let mut chunks: Vec<ChunkEntry> = old_chunks
         .into_iter()
         .zip(&remap)
@@ -294,12 +317,21 @@ pub fn build(
                 });
             }
             Outcome::Parsed {
+                previous,
                 language,
                 hash,
                 chunks: parsed,
             } => {
                 changed_files += 1;
                 let first = chunks.len() as u32;
+                if let Some(i) = previous {
+                    for (j, c) in parsed.iter().enumerate() {
+                        let k = (i as u32, chunk_key(&c.symbol, &c.text));
+                        if let Some(old) = dropped.get_mut(&k).and_then(Vec::pop) {
+                            revived.insert(first + j as u32, old);
+                        }
+                    }
+                }
                 chunks.extend(parsed.into_iter().map(|c| ChunkEntry {
                     file,
                     start_line: c.start_line as u32,
@@ -356,7 +388,9 @@ pub fn build(
     // Embed what is new: chunks of changed files and terms that joined the vocabulary.
     let mut texts: Vec<String> = new_chunks
         .par_iter()
-        .map(|c| embedding_text(&files[c.file as usize].path, &c.symbol, &c.text))
+        .enumerate()
+        .filter(|(j, _)| !revived.contains_key(&((kept + j) as u32)))
+        .map(|(_, c)| embedding_text(&files[c.file as usize].path, &c.symbol, &c.text))
         .collect();
     let new_chunk_texts = texts.len();
     texts.extend(
@@ -372,7 +406,7 @@ pub fn build(
         let out = embed_all(&refs, embedder, &mut cache, opts.progress)?;
         phases.mark("embed");
         // Entries the index still uses are kept when the cache prunes old ones.
-        cache.mark_used(live_keys(embedder.model_id(), &files, &chunks[..kept]));
+        cache.mark_used(live_keys(embedder.model_id(), &files, &chunks));
         cache.mark_used(old_terms.keys().map(|t| key(embedder.model_id(), t)));
         cache.save()?;
         out
@@ -389,7 +423,13 @@ pub fn build(
             }
         }
     }
-    data.extend_from_slice(fresh_chunks);
+    let mut fresh_rows = fresh_chunks.chunks_exact(dims.max(1));
+    for j in kept..chunks.len() {
+        match (revived.get(&(j as u32)), &old_vectors) {
+            (Some(&old), Some(v)) => data.extend_from_slice(v.get(old as usize)),
+            _ => data.extend_from_slice(fresh_rows.next().expect("every new chunk was embedded")),
+        }
+    }
     let mut vocab = Vocab {
         terms: Vec::with_capacity(top.len()),
         df: Vec::with_capacity(top.len()),
@@ -424,7 +464,12 @@ pub fn build(
     let mut vecs = Vectors::new(dims, data);
     match old_vectors {
         Some(old) => {
-            vecs.update_graph(old, &remap, kept);
+            // The graph also keeps the points of revived chunks.
+            let mut graph_remap = remap.clone();
+            for (&new, &old) in &revived {
+                graph_remap[old as usize] = Some(new);
+            }
+            vecs.update_graph(old, &graph_remap, kept);
         }
         None => vecs.build_graph(),
     }
@@ -481,7 +526,7 @@ pub fn build(
         removed_files,
         embedded,
         cached: texts.len() - embedded,
-        reused_chunks: kept,
+        reused_chunks: kept + revived.len(),
         seconds: started.elapsed().as_secs_f64(),
         skipped,
         up_to_date: false,

@@ -79,7 +79,8 @@ impl Vectors {
     }
 
     /// Takes over `previous`'s graph for these vectors: `remap[c]` is where previous chunk
-    /// `c` went (None: removed) and chunks from `first_new` on are inserted. Rebuilds
+    /// `c` went (None: removed); chunks from `first_new` on that no previous chunk went to
+    /// are inserted. Rebuilds
     /// instead when the old graph is missing or would be too sparse. Returns whether the
     /// graph was updated in place (false: rebuilt).
     pub fn update_graph(
@@ -106,12 +107,21 @@ impl Vectors {
             self.build_graph();
             return false;
         }
-        let base = slots.len();
-        let rows: Vec<(&[f32], usize)> = (first_new..self.len())
-            .enumerate()
-            .map(|(j, c)| (self.get(c), base + j))
+        let revived: std::collections::HashSet<u32> = slots
+            .iter()
+            .copied()
+            .filter(|&c| c != DEAD && c as usize >= first_new)
             .collect();
-        slots.extend((first_new..self.len()).map(|c| c as u32));
+        let inserted: Vec<usize> = (first_new..self.len())
+            .filter(|c| !revived.contains(&(*c as u32)))
+            .collect();
+        let base = slots.len();
+        let rows: Vec<(&[f32], usize)> = inserted
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| (self.get(c), base + j))
+            .collect();
+        slots.extend(inserted.iter().map(|&c| c as u32));
         hnsw.parallel_insert_slice(&rows);
         self.hnsw = Some(hnsw);
         self.slots = slots;

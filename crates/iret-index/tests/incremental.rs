@@ -245,3 +245,58 @@ fn switching_a_branch_and_back_embeds_nothing_new() {
     assert_eq!(back.embedded, 0, "every text is in the cache: {back:?}");
     assert!(back.cached > 0);
 }
+
+#[test]
+fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
+    let src = repo();
+    let body = "  total += 1;\n".repeat(150);
+    let file = |last: &str| {
+        format!(
+            "export function first() {{\n{body}}}\n\nexport function second() {{\n{body}}}\n\nexport function third() {{\n{body}{last}}}\n"
+        )
+    };
+    write(src.path(), "src/big.ts", &file(""));
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(32);
+    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let before = Index::open(idx.path(), None).unwrap();
+    let big = before
+        .files
+        .iter()
+        .find(|f| f.path == "src/big.ts")
+        .unwrap();
+    assert!(big.chunk_count >= 3, "{big:?}");
+    drop(before);
+
+    write(src.path(), "src/big.ts", &file("  return total;\n"));
+    let report = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    assert_eq!(report.changed_files, 1);
+    assert_eq!(
+        report.embedded + report.cached,
+        1,
+        "only `third` is new: {report:?}"
+    );
+    let updated = Index::open(idx.path(), None).unwrap();
+    assert_eq!(updated.vectors.dead_points(), 1, "one graph point replaced");
+
+    let fresh_dir = tempfile::tempdir().unwrap();
+    let force = BuildOptions {
+        force: true,
+        ..Default::default()
+    };
+    build(src.path(), fresh_dir.path(), &e, &force).unwrap();
+    let fresh = Index::open(fresh_dir.path(), None).unwrap();
+    assert_eq!(snapshot(&updated), snapshot(&fresh));
+    // Every chunk is reachable in the graph (the repeated bodies embed alike, so check
+    // the similarity rather than the id).
+    for c in 0..updated.chunks.len() {
+        let best = updated
+            .vectors
+            .nearest(updated.vectors.get(c), 1, &|x| x == c);
+        assert_eq!(
+            best.first().map(|b| b.0),
+            Some(c),
+            "chunk {c} has a live point"
+        );
+    }
+}
