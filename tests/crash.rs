@@ -79,3 +79,32 @@ fn search_refreshes_changed_files_first() {
     );
     assert_eq!(paths(&fresh)[0], "src/auth/password-reset.ts");
 }
+
+#[test]
+fn search_answers_from_the_current_index_while_another_iret_is_indexing() {
+    let dir = private_copy();
+    let root = dir.path();
+    std::fs::write(
+        root.join("src/auth/password-reset.ts"),
+        "export function sendPasswordResetLink(email: string) {\n  return email;\n}\n",
+    )
+    .unwrap();
+    // Hold the writer lock as a running `iret index` would.
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(root.join(".iret/lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let out = run(iret()
+        .args(["search", "token expiry", "--min-relevance", "0", "-C"])
+        .arg(root));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("answering from the current one"), "{err}");
+    drop(lock);
+    // Once the lock is free, the next search refreshes.
+    let fresh = search_json(root, "sendPasswordResetLink", &["--min-relevance", "0"]);
+    assert_eq!(paths(&fresh)[0], "src/auth/password-reset.ts");
+}

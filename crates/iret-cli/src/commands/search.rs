@@ -89,8 +89,19 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
                 limits: None,
                 force: false,
             };
-            iret_index::build(&args.path, &index_dir, &embedder, &opts)?;
-            index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
+            match iret_index::build(&args.path, &index_dir, &embedder, &opts) {
+                Ok(_) => {
+                    index =
+                        Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
+                }
+                // Another `iret index` is writing: answer from the snapshot we have.
+                Err(iret_index::BuildError::Store(iret_index::StoreError::Locked(_))) => {
+                    eprintln!(
+                        "iret: another iret is updating the index; answering from the current one"
+                    );
+                }
+                Err(e) => return Err(e.into()),
+            }
         }
     }
     let opts = Options {
