@@ -7,6 +7,7 @@ pub mod pipeline;
 pub mod status;
 pub mod store;
 pub mod tokens;
+mod update;
 pub mod vectors;
 pub mod vocab;
 pub mod walk;

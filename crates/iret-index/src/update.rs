@@ -1,0 +1,219 @@
+//! What changed since the live generation: each walked file is reused, re-chunked or
+//! skipped, and the new chunk table is assembled from the kept and the new chunks.
+use crate::index::{ChunkEntry, FileEntry};
+use crate::vocab::chunk_words;
+use crate::walk::{read_text, Found, SkipReason};
+use iret_chunk::{chunk, Language, Limits};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, HashMap};
+
+/// What happens to one walked file.
+pub(crate) enum Outcome {
+    /// Unchanged (same size and mtime, or same content): keep this previous file's chunks.
+    Reuse(usize),
+    Parsed {
+        /// The previous version of this file, if any (its unchanged chunks are revived).
+        previous: Option<usize>,
+        language: Option<Language>,
+        hash: String,
+        chunks: Vec<iret_chunk::Chunk>,
+    },
+    Skip(SkipReason),
+}
+
+/// Decides per file, reading and chunking only what changed (in parallel, order kept).
+pub(crate) fn classify(walked: &[Found], old_files: &[FileEntry], limits: Limits) -> Vec<Outcome> {
+    let by_path: HashMap<&str, usize> = old_files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.path.as_str(), i))
+        .collect();
+    walked
+        .par_iter()
+        .map(|f| {
+            let old = by_path.get(f.rel.as_str()).map(|&i| (i, &old_files[i]));
+            if let Some((i, e)) = old {
+                if e.size == f.size && e.mtime_ns == f.mtime_ns {
+                    return Outcome::Reuse(i);
+                }
+            }
+            let text = match read_text(&f.abs) {
+                Ok(t) => t,
+                Err(reason) => return Outcome::Skip(reason),
+            };
+            let hash = blake3::hash(text.as_bytes()).to_hex().to_string();
+            if let Some((i, e)) = old {
+                if e.hash == hash {
+                    return Outcome::Reuse(i);
+                }
+            }
+            let language = Language::from_path(&f.abs);
+            Outcome::Parsed {
+                previous: old.map(|(i, _)| i),
+                language,
+                hash,
+                chunks: chunk(&text, language, limits),
+            }
+        })
+        .collect()
+}
+
+/// The chunk table after an update. Previous chunks of reused files come first, in their
+/// old order (renumbered); chunks of new and changed files follow.
+pub(crate) struct Assembly {
+    pub files: Vec<FileEntry>,
+    pub chunks: Vec<ChunkEntry>,
+    /// Previous chunk → its new number, for chunks kept as they were.
+    pub remap: Vec<Option<u32>>,
+    /// How many chunks were kept (they are `chunks[..kept]`).
+    pub kept: usize,
+    /// New chunk → the previous chunk it revives (same file, symbol and text).
+    pub revived: HashMap<u32, u32>,
+    /// The distinct words of every previous chunk that is gone (for the term counts).
+    pub removed_words: Vec<Vec<String>>,
+    pub skipped_files: Vec<String>,
+    pub changed_files: usize,
+    pub removed_files: usize,
+}
+
+/// Assembles the new file and chunk tables; skipped files are counted into `skipped`.
+pub(crate) fn assemble(
+    walked: &[Found],
+    outcomes: Vec<Outcome>,
+    old_files: Vec<FileEntry>,
+    old_chunks: Vec<ChunkEntry>,
+    skipped: &mut BTreeMap<SkipReason, usize>,
+) -> Assembly {
+    let mut keep_file = vec![false; old_files.len()];
+    for o in &outcomes {
+        if let Outcome::Reuse(i) = o {
+            keep_file[*i] = true;
+        }
+    }
+    let mut remap: Vec<Option<u32>> = Vec::with_capacity(old_chunks.len());
+    let mut kept = 0u32;
+    for c in &old_chunks {
+        if keep_file[c.file as usize] {
+            remap.push(Some(kept));
+            kept += 1;
+        } else {
+            remap.push(None);
+        }
+    }
+    let kept = kept as usize;
+    let removed_words: Vec<Vec<String>> = old_chunks
+        .par_iter()
+        .zip(&remap)
+        .filter(|(_, r)| r.is_none())
+        .map(|(c, _)| chunk_words(&c.text))
+        .collect();
+    // Chunks of changed files that come back unchanged (same symbol and text) keep their
+    // vector and graph point: an edit costs what it changed, not the whole file.
+    let chunk_key = |symbol: &str, text: &str| {
+        let mut h = blake3::Hasher::new();
+        h.update(symbol.as_bytes());
+        h.update(&[0]);
+        h.update(text.as_bytes());
+        *h.finalize().as_bytes()
+    };
+    let mut dropped: HashMap<(u32, [u8; 32]), Vec<u32>> = HashMap::new();
+    for (c, chunk) in old_chunks.iter().enumerate().rev() {
+        if remap[c].is_none() {
+            dropped
+                .entry((chunk.file, chunk_key(&chunk.symbol, &chunk.text)))
+                .or_default()
+                .push(c as u32);
+        }
+    }
+    // New chunk → the previous chunk it revives.
+    let mut revived: HashMap<u32, u32> = HashMap::new();
+    let mut chunks: Vec<ChunkEntry> = old_chunks
+        .into_iter()
+        .zip(&remap)
+        .filter_map(|(c, r)| r.map(|_| c))
+        .collect();
+
+    let mut files = Vec::new();
+    let mut skipped_files = Vec::new();
+    let mut changed_files = 0;
+    for (outcome, found) in outcomes.into_iter().zip(walked) {
+        let file = files.len() as u32;
+        match outcome {
+            Outcome::Skip(reason) => {
+                *skipped.entry(reason).or_default() += 1;
+                skipped_files.push(found.rel.clone());
+            }
+            Outcome::Reuse(i) => {
+                let old = &old_files[i];
+                let first = if old.chunk_count == 0 {
+                    0
+                } else {
+                    remap[old.first_chunk as usize].expect("a reused file keeps its chunks")
+                };
+                for c in &mut chunks[first as usize..(first + old.chunk_count) as usize] {
+                    c.file = file;
+                }
+                files.push(FileEntry {
+                    path: found.rel.clone(),
+                    language: old.language.clone(),
+                    size: found.size,
+                    mtime_ns: found.mtime_ns,
+                    hash: old.hash.clone(),
+                    first_chunk: first,
+                    chunk_count: old.chunk_count,
+                });
+            }
+            Outcome::Parsed {
+                previous,
+                language,
+                hash,
+                chunks: parsed,
+            } => {
+                changed_files += 1;
+                let first = chunks.len() as u32;
+                if let Some(i) = previous {
+                    for (j, c) in parsed.iter().enumerate() {
+                        let k = (i as u32, chunk_key(&c.symbol, &c.text));
+                        if let Some(old) = dropped.get_mut(&k).and_then(Vec::pop) {
+                            revived.insert(first + j as u32, old);
+                        }
+                    }
+                }
+                chunks.extend(parsed.into_iter().map(|c| ChunkEntry {
+                    file,
+                    start_line: c.start_line as u32,
+                    end_line: c.end_line as u32,
+                    symbol: c.symbol,
+                    defines: c.defines,
+                    text: c.text,
+                }));
+                files.push(FileEntry {
+                    path: found.rel.clone(),
+                    language: language.map(|l| l.name().to_string()),
+                    size: found.size,
+                    mtime_ns: found.mtime_ns,
+                    hash,
+                    first_chunk: first,
+                    chunk_count: chunks.len() as u32 - first,
+                });
+            }
+        }
+    }
+    let walked_paths: std::collections::HashSet<&str> =
+        walked.iter().map(|f| f.rel.as_str()).collect();
+    let removed_files = old_files
+        .iter()
+        .filter(|f| !walked_paths.contains(f.path.as_str()))
+        .count();
+    Assembly {
+        files,
+        chunks,
+        remap,
+        kept,
+        revived,
+        removed_words,
+        skipped_files,
+        changed_files,
+        removed_files,
+    }
+}
