@@ -257,7 +257,7 @@ pub fn build(
         phases.mark("embed");
         // Entries the index still uses are kept when the cache prunes old ones.
         cache.mark_used(live_keys(embedder.model_id(), &files, &chunks));
-        cache.mark_used(old_terms.keys().map(|t| key(embedder.model_id(), t)));
+        cache.mark_used(top.iter().map(|(t, _)| key(embedder.model_id(), t)));
         cache.save()?;
         out
     };

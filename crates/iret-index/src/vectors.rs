@@ -80,9 +80,8 @@ impl Vectors {
 
     /// Takes over `previous`'s graph for these vectors: `remap[c]` is where previous chunk
     /// `c` went (None: removed); chunks from `first_new` on that no previous chunk went to
-    /// are inserted. Rebuilds
-    /// instead when the old graph is missing or would be too sparse. Returns whether the
-    /// graph was updated in place (false: rebuilt).
+    /// are inserted. Rebuilds instead when the old graph is missing or would be too
+    /// sparse. Returns whether the graph was updated in place (false: rebuilt).
     pub fn update_graph(
         &mut self,
         previous: Vectors,
@@ -101,12 +100,6 @@ impl Vectors {
                 _ => DEAD,
             })
             .collect();
-        let fresh = self.len().saturating_sub(first_new);
-        let dead = slots.iter().filter(|&&c| c == DEAD).count();
-        if (dead as f64) > MAX_DEAD_SHARE * (slots.len() + fresh) as f64 {
-            self.build_graph();
-            return false;
-        }
         let revived: std::collections::HashSet<u32> = slots
             .iter()
             .copied()
@@ -115,6 +108,11 @@ impl Vectors {
         let inserted: Vec<usize> = (first_new..self.len())
             .filter(|c| !revived.contains(&(*c as u32)))
             .collect();
+        let dead = slots.iter().filter(|&&c| c == DEAD).count();
+        if (dead as f64) > MAX_DEAD_SHARE * (slots.len() + inserted.len()) as f64 {
+            self.build_graph();
+            return false;
+        }
         let base = slots.len();
         let rows: Vec<(&[f32], usize)> = inserted
             .iter()
