@@ -151,7 +151,7 @@ fn declared_name(node: Node, src: &str) -> Option<String> {
             field
                 .child_by_field_name("name")
                 .or_else(|| field.child_by_field_name("declarator"))
-        } else if kind == "qualified_identifier" || kind == "scope_resolution" {
+        } else if kind == "scope_resolution" {
             field.child_by_field_name("name")
         } else {
             None
@@ -163,7 +163,6 @@ fn declared_name(node: Node, src: &str) -> Option<String> {
     }
     let text = field.utf8_text(src.as_bytes()).ok()?;
     let name: String = text
-        .trim_start_matches('~')
         .chars()
         .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '"' | '\''))
         .filter(|c| *c != '"' && *c != '\'')
