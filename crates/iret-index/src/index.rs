@@ -1,8 +1,8 @@
 //! The stored index and what a loaded one offers to retrieval.
 use crate::bm25::Bm25;
-use crate::store::{load_bin, load_f32, IndexDir, StoreError, FORMAT_VERSION};
+use crate::store::{load_bin, load_f32, save_bin, save_f32, IndexDir, StoreError, FORMAT_VERSION};
 use crate::vectors::Vectors;
-use crate::vocab::Vocab;
+use crate::vocab::{TermCounts, Vocab};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,4 +137,50 @@ impl Index {
     pub fn chunk_path(&self, chunk: usize) -> &str {
         &self.files[self.chunks[chunk].file as usize].path
     }
+}
+
+/// Word counts over all chunks (the vocabulary is their most frequent words); only
+/// updates read them.
+pub(crate) const TERMS_FILE: &str = "terms.bin";
+
+/// The tables of a generation, as `build` hands them to [`write_generation`].
+pub(crate) struct Tables<'a> {
+    pub files: &'a [FileEntry],
+    pub chunks: &'a [ChunkEntry],
+    pub bm25: &'a Bm25,
+    pub vocab: &'a Vocab,
+    pub terms: &'a TermCounts,
+    pub vectors: &'a Vectors,
+}
+
+/// Writes a generation into a fresh folder of `store` (the manifest last, with the size
+/// of every file); [`IndexDir::commit`] then makes it live.
+pub(crate) fn write_generation(
+    store: &IndexDir,
+    mut manifest: Manifest,
+    t: &Tables,
+) -> Result<tempfile::TempDir, StoreError> {
+    let tmp = store.begin()?;
+    let dir = tmp.path();
+    save_bin(&dir.join("files.bin"), &t.files)?;
+    save_bin(&dir.join("chunks.bin"), &t.chunks)?;
+    save_bin(&dir.join("bm25.bin"), t.bm25)?;
+    save_bin(&dir.join("vocab.bin"), t.vocab)?;
+    save_bin(&dir.join(TERMS_FILE), t.terms)?;
+    save_f32(&dir.join("vectors.f32"), &t.vectors.data)?;
+    t.vectors.dump_graph(dir)?;
+    for entry in std::fs::read_dir(dir)
+        .map_err(crate::store::io_err(dir))?
+        .flatten()
+    {
+        if let (Some(name), Ok(meta)) = (
+            entry.file_name().to_str().map(String::from),
+            entry.metadata(),
+        ) {
+            manifest.sizes.insert(name, meta.len());
+        }
+    }
+    let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+    std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
+    Ok(tmp)
 }

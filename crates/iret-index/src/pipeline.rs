@@ -1,10 +1,12 @@
 //! `iret index`: walk → chunk → embed (cached) → BM25 + HNSW + vocabulary → atomic store.
 use crate::bm25::Bm25;
 use crate::cache::{key, EmbeddingCache};
-use crate::index::{ChunkEntry, FileEntry, Index, Manifest};
-use crate::store::{load_bin, save_bin, save_f32, IndexDir, StoreError, FORMAT_VERSION};
+use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
+use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::tokens::tokenize;
-use crate::update::{assemble, classify, Assembly};
+use crate::update::{
+    assemble, carry_vectors, carry_vocab, classify, update_bm25, update_graph, Assembly,
+};
 use crate::vectors::Vectors;
 use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
 use crate::walk::{walk, SkipReason};
@@ -17,8 +19,6 @@ use std::time::Instant;
 
 /// Texts per model call: small batches keep memory flat (fastembed holds a whole call).
 const BATCH: usize = 32;
-/// Word counts over all chunks (the vocabulary is their most frequent words).
-const TERMS_FILE: &str = "terms.bin";
 
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
@@ -264,68 +264,27 @@ pub fn build(
     phases.mark("cache");
     let dims = embedder.dims();
     let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunk_texts * dims);
-
-    let mut data = Vec::with_capacity(chunks.len() * dims);
-    if let Some(v) = &old_vectors {
-        for (c, r) in remap.iter().enumerate() {
-            if r.is_some() {
-                data.extend_from_slice(v.get(c));
-            }
-        }
-    }
-    let mut fresh_rows = fresh_chunks.chunks_exact(dims.max(1));
-    for j in kept..chunks.len() {
-        match (revived.get(&(j as u32)), &old_vectors) {
-            (Some(&old), Some(v)) => data.extend_from_slice(v.get(old as usize)),
-            _ => data.extend_from_slice(fresh_rows.next().expect("every new chunk was embedded")),
-        }
-    }
-    let mut vocab = Vocab {
-        terms: Vec::with_capacity(top.len()),
-        df: Vec::with_capacity(top.len()),
+    let data = carry_vectors(
+        old_vectors.as_ref(),
+        &remap,
+        &revived,
+        kept..chunks.len(),
+        fresh_chunks,
         dims,
-        vectors: Vec::with_capacity(top.len() * dims),
-    };
-    let mut fresh_terms = fresh_terms.chunks_exact(dims.max(1));
-    for (term, df) in top {
-        match (old_terms.get(term.as_str()), &old_vocab) {
-            (Some(&i), Some(v)) => vocab.vectors.extend_from_slice(v.vector(i)),
-            _ => vocab
-                .vectors
-                .extend_from_slice(fresh_terms.next().expect("every new term was embedded")),
-        }
-        vocab.terms.push(term);
-        vocab.df.push(df);
-    }
-
-    let docs: Vec<Vec<String>> = new_chunks
-        .par_iter()
-        .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
-        .collect();
-    let mut bm25 = match old_bm25 {
-        Some(mut b) => {
-            b.retain_remap(&remap);
-            b
-        }
-        None => Bm25::default(),
-    };
-    bm25.extend(&docs);
+    );
+    let vocab = carry_vocab(top, &old_terms, old_vocab.as_ref(), fresh_terms, dims);
+    let bm25 = update_bm25(old_bm25, &remap, &files, new_chunks);
     phases.mark("bm25");
-    let mut vecs = Vectors::new(dims, data);
-    match old_vectors {
-        Some(old) => {
-            // The graph also keeps the points of revived chunks.
-            let mut graph_remap = remap.clone();
-            for (&new, &old) in &revived {
-                graph_remap[old as usize] = Some(new);
-            }
-            vecs.update_graph(old, &graph_remap, kept);
-        }
-        None => vecs.build_graph(),
-    }
+    let vectors = update_graph(
+        Vectors::new(dims, data),
+        old_vectors,
+        &remap,
+        &revived,
+        kept,
+    );
     phases.mark("hnsw");
 
-    let mut manifest = Manifest {
+    let manifest = Manifest {
         format_version: FORMAT_VERSION,
         model_id: embedder.model_id().to_string(),
         dims,
@@ -343,28 +302,18 @@ pub fn build(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let tmp = store.begin()?;
-    let dir = tmp.path();
-    save_bin(&dir.join("files.bin"), &files)?;
-    save_bin(&dir.join("chunks.bin"), &chunks)?;
-    save_bin(&dir.join("bm25.bin"), &bm25)?;
-    save_bin(&dir.join("vocab.bin"), &vocab)?;
-    save_bin(&dir.join(TERMS_FILE), &terms)?;
-    save_f32(&dir.join("vectors.f32"), &vecs.data)?;
-    vecs.dump_graph(dir)?;
-    for entry in std::fs::read_dir(dir)
-        .map_err(crate::store::io_err(dir))?
-        .flatten()
-    {
-        if let (Some(name), Ok(meta)) = (
-            entry.file_name().to_str().map(String::from),
-            entry.metadata(),
-        ) {
-            manifest.sizes.insert(name, meta.len());
-        }
-    }
-    let manifest_json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-    std::fs::write(dir.join("manifest.json"), manifest_json).map_err(crate::store::io_err(dir))?;
+    let tmp = write_generation(
+        &store,
+        manifest,
+        &Tables {
+            files: &files,
+            chunks: &chunks,
+            bm25: &bm25,
+            vocab: &vocab,
+            terms: &terms,
+            vectors: &vectors,
+        },
+    )?;
     phases.mark("write");
     store.commit(tmp)?;
     phases.mark("commit");

@@ -1,11 +1,15 @@
 //! What changed since the live generation: each walked file is reused, re-chunked or
 //! skipped, and the new chunk table is assembled from the kept and the new chunks.
+use crate::bm25::Bm25;
 use crate::index::{ChunkEntry, FileEntry};
-use crate::vocab::chunk_words;
+use crate::pipeline::keyword_tokens;
+use crate::vectors::Vectors;
+use crate::vocab::{chunk_words, Vocab};
 use crate::walk::{read_text, Found, SkipReason};
 use iret_chunk::{chunk, Language, Limits};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Range;
 
 /// What happens to one walked file.
 pub(crate) enum Outcome {
@@ -216,4 +220,106 @@ pub(crate) fn assemble(
         changed_files,
         removed_files,
     }
+}
+
+/// The vector table: rows of kept chunks come from the previous table (in their new
+/// order), then for each new chunk (`new`) its revived row or the next `fresh` one.
+pub(crate) fn carry_vectors(
+    old: Option<&Vectors>,
+    remap: &[Option<u32>],
+    revived: &HashMap<u32, u32>,
+    new: Range<usize>,
+    fresh: &[f32],
+    dims: usize,
+) -> Vec<f32> {
+    let mut data = Vec::with_capacity(new.end * dims);
+    if let Some(v) = old {
+        for (c, r) in remap.iter().enumerate() {
+            if r.is_some() {
+                data.extend_from_slice(v.get(c));
+            }
+        }
+    }
+    let mut fresh_rows = fresh.chunks_exact(dims.max(1));
+    for j in new {
+        match (revived.get(&(j as u32)), old) {
+            (Some(&prev), Some(v)) => data.extend_from_slice(v.get(prev as usize)),
+            _ => data.extend_from_slice(fresh_rows.next().expect("every new chunk was embedded")),
+        }
+    }
+    data
+}
+
+/// The vocabulary of the `top` terms: vectors of terms the previous vocabulary had are
+/// kept, the others come from `fresh` in order.
+pub(crate) fn carry_vocab(
+    top: Vec<(String, u32)>,
+    old_terms: &HashMap<&str, usize>,
+    old: Option<&Vocab>,
+    fresh: &[f32],
+    dims: usize,
+) -> Vocab {
+    let mut vocab = Vocab {
+        terms: Vec::with_capacity(top.len()),
+        df: Vec::with_capacity(top.len()),
+        dims,
+        vectors: Vec::with_capacity(top.len() * dims),
+    };
+    let mut fresh = fresh.chunks_exact(dims.max(1));
+    for (term, df) in top {
+        match (old_terms.get(term.as_str()), old) {
+            (Some(&i), Some(v)) => vocab.vectors.extend_from_slice(v.vector(i)),
+            _ => vocab
+                .vectors
+                .extend_from_slice(fresh.next().expect("every new term was embedded")),
+        }
+        vocab.terms.push(term);
+        vocab.df.push(df);
+    }
+    vocab
+}
+
+/// Keyword postings: the previous ones renumbered (gone chunks dropped), then the new
+/// chunks appended.
+pub(crate) fn update_bm25(
+    old: Option<Bm25>,
+    remap: &[Option<u32>],
+    files: &[FileEntry],
+    new_chunks: &[ChunkEntry],
+) -> Bm25 {
+    let docs: Vec<Vec<String>> = new_chunks
+        .par_iter()
+        .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
+        .collect();
+    let mut bm25 = match old {
+        Some(mut b) => {
+            b.retain_remap(remap);
+            b
+        }
+        None => Bm25::default(),
+    };
+    bm25.extend(&docs);
+    bm25
+}
+
+/// The HNSW graph over `vectors`: the previous graph updated in place (its points of
+/// kept and revived chunks stay, the others die, new chunks are inserted), or a new one.
+pub(crate) fn update_graph(
+    mut vectors: Vectors,
+    old: Option<Vectors>,
+    remap: &[Option<u32>],
+    revived: &HashMap<u32, u32>,
+    kept: usize,
+) -> Vectors {
+    match old {
+        Some(old) => {
+            let mut graph_remap = remap.to_vec();
+            for (&new, &prev) in revived {
+                graph_remap[prev as usize] = Some(new);
+            }
+            vectors.update_graph(old, &graph_remap, kept);
+        }
+        None => vectors.build_graph(),
+    }
+    vectors
 }
