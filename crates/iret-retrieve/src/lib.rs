@@ -6,6 +6,7 @@
 //! 4. [`loop`](crate::r#loop) — at most N cycles with an early stop; [`run`] is the entry point.
 pub mod dispatch;
 pub mod evaluate;
+pub mod imports;
 pub mod r#loop;
 pub mod query;
 pub mod refine;

@@ -8,6 +8,7 @@
 //!   that import them) get a bonus.
 use crate::dispatch::State;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
+use crate::imports::{import_lines, neighbours};
 use iret_embed::Embedder;
 use iret_index::tokens::stem;
 use iret_index::vocab::words;
@@ -335,104 +336,4 @@ fn code_lines(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// Files that `files` import, and files that import them (by module file name); a file of
-/// `files` counts when it is connected to another one. Hub modules, imported by many files
-/// (`uv.h`, `utils`), say nothing specific and are ignored.
-pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
-    let stem_of = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let s = name.split('.').next().unwrap_or(name).to_string();
-        if s == "index" || s == "mod" || s == "__init__" {
-            // A folder module is named by its folder.
-            path.rsplit('/').nth(1).unwrap_or(&s).to_string()
-        } else {
-            s
-        }
-    };
-    let imports: Vec<Vec<&str>> = index
-        .files
-        .iter()
-        .map(|f| {
-            if f.chunk_count == 0 {
-                Vec::new()
-            } else {
-                import_names(&index.chunks[f.first_chunk as usize].text).collect()
-            }
-        })
-        .collect();
-    let mut importers: HashMap<&str, usize> = HashMap::new();
-    for list in &imports {
-        let mut uniq: Vec<&str> = list.clone();
-        uniq.sort_unstable();
-        uniq.dedup();
-        for m in uniq {
-            *importers.entry(m).or_default() += 1;
-        }
-    }
-    let hub_limit = (index.files.len() / 20).max(3);
-    let specific = |m: &str| importers.get(m).copied().unwrap_or(0) <= hub_limit;
-    let stems: Vec<(u32, String)> = files
-        .iter()
-        .map(|&f| (f, stem_of(&index.files[f as usize].path)))
-        .collect();
-    let mut out = Vec::new();
-    for (i, f) in index.files.iter().enumerate() {
-        let i = i as u32;
-        // They import one of `files` (other than themselves)?
-        let imports_ours = imports[i as usize]
-            .iter()
-            .any(|m| specific(m) && stems.iter().any(|(o, s)| *o != i && s == m));
-        // One of `files` imports them?
-        let stem = stem_of(&f.path);
-        let imported = specific(&stem)
-            && files
-                .iter()
-                .any(|&o| o != i && imports[o as usize].contains(&stem.as_str()));
-        if imports_ours || imported {
-            out.push(i);
-        }
-    }
-    out
-}
-
-/// The import statements of a file head.
-fn import_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().map(str::trim_start).filter(|l| is_import(l))
-}
-
-fn is_import(l: &str) -> bool {
-    l.starts_with("import ")
-        || l.starts_with("from ")
-        || l.starts_with("use ")
-        || l.starts_with("#include")
-        || l.contains("require(")
-}
-
-/// Module names in import lines (`import x from './a/b'` → b; `use crate::a::b` → b).
-fn import_names(text: &str) -> impl Iterator<Item = &str> {
-    text.lines()
-        .map(str::trim_start)
-        .filter(|l| {
-            l.starts_with("import ")
-                || l.starts_with("from ")
-                || l.starts_with("use ")
-                || l.starts_with("#include")
-                || l.contains("require(")
-        })
-        .flat_map(|l| {
-            let spec = l
-                .split(['\'', '"', '<', '>'])
-                .nth(1)
-                .filter(|s| !s.is_empty())
-                .unwrap_or(l);
-            spec.rsplit(['/', ':', '.', ' '])
-                .filter(|s| {
-                    !s.is_empty()
-                        && !matches!(*s, "js" | "ts" | "h" | "hpp" | "index" | "mod" | "*" | ";")
-                })
-                .take(1)
-        })
-        .map(|s| s.trim_end_matches([';', '{', '}', ',']))
 }
