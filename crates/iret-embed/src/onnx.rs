@@ -96,8 +96,14 @@ impl Embedder for OnnxEmbedder {
             return Ok(Vec::new());
         }
         let mut model = self.session()?.lock().unwrap_or_else(|p| p.into_inner());
+        // One text per model call. The int8 model quantises activations per call, so in a
+        // batch a text's vector depends on its batch mates (padding included): batches of
+        // 32 drift to cos 0.994 from the text alone, which is how queries are embedded.
+        // Alone, a text gets the same vector in every build, query or update; and memory
+        // stays at one sequence's working set (peak RSS of a cold index 1.08 GB → 0.18 GB,
+        // at the same speed on 2 cores).
         let mut out = model
-            .embed(texts, Some(texts.len()))
+            .embed(texts, Some(1))
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
         for v in &mut out {
             if v.len() != self.dims {

@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Instant;
 
-/// Texts per model call: small batches keep memory flat (fastembed holds a whole call).
+/// Texts per embedder call: the unit of progress. (The model itself runs one text at a
+/// time; see `OnnxEmbedder::embed`.)
 const BATCH: usize = 32;
 
 #[derive(Debug, Clone, Default)]
@@ -442,8 +443,8 @@ fn embed_all(
     let mut missing: Vec<usize> = (0..texts.len())
         .filter(|&i| cache.get(&keys[i]).is_none())
         .collect();
-    // Similar lengths per batch: less padding, faster and closer to single-text results.
-    missing.sort_by_key(|&i| texts[i].len());
+    // The same text twice (a copied file) is embedded once.
+    missing.sort_by_key(|&i| keys[i]);
     missing.dedup_by_key(|i| keys[*i]);
     let bar = if progress && !missing.is_empty() {
         let bar = indicatif::ProgressBar::new(missing.len() as u64);
