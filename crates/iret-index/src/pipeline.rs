@@ -3,7 +3,6 @@ use crate::bm25::Bm25;
 use crate::cache::{key, EmbeddingCache};
 use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
-use crate::tokens::tokenize;
 use crate::update::{
     assemble, carry_vectors, carry_vocab, classify, update_bm25, update_graph, Assembly,
 };
@@ -108,14 +107,6 @@ pub enum BuildError {
 /// What the model sees for a chunk: where it lives, what it is, and the code.
 pub fn embedding_text(path: &str, symbol: &str, text: &str) -> String {
     format!("{path}\n{symbol}\n{text}")
-}
-
-/// What BM25 sees for a chunk: path words, symbol path and code.
-pub fn keyword_tokens(path: &str, symbol: &str, text: &str) -> Vec<String> {
-    let mut t = tokenize(path);
-    t.extend(tokenize(symbol));
-    t.extend(tokenize(text));
-    t
 }
 
 /// The live generation, when this build can update it instead of starting over.

@@ -183,6 +183,14 @@ pub fn tokenize(text: &str) -> Vec<String> {
     out
 }
 
+/// What BM25 sees for a chunk: path words, symbol path and code.
+pub fn keyword_tokens(path: &str, symbol: &str, text: &str) -> Vec<String> {
+    let mut t = tokenize(path);
+    t.extend(tokenize(symbol));
+    t.extend(tokenize(text));
+    t
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,7 +2,7 @@
 //! skipped, and the new chunk table is assembled from the kept and the new chunks.
 use crate::bm25::Bm25;
 use crate::index::{ChunkEntry, FileEntry};
-use crate::pipeline::keyword_tokens;
+use crate::tokens::keyword_tokens;
 use crate::vectors::Vectors;
 use crate::vocab::{chunk_words, Vocab};
 use crate::walk::{read_text, Found, SkipReason};
