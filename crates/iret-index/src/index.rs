@@ -154,12 +154,12 @@ pub(crate) struct Tables<'a> {
 }
 
 /// Writes a generation into a fresh folder of `store` (the manifest last, with the size
-/// of every file); [`IndexDir::commit`] then makes it live.
+/// of every file, and returned as written); [`IndexDir::commit`] then makes it live.
 pub(crate) fn write_generation(
     store: &IndexDir,
     mut manifest: Manifest,
     t: &Tables,
-) -> Result<tempfile::TempDir, StoreError> {
+) -> Result<(tempfile::TempDir, Manifest), StoreError> {
     let tmp = store.begin()?;
     let dir = tmp.path();
     save_bin(&dir.join("files.bin"), &t.files)?;
@@ -182,5 +182,5 @@ pub(crate) fn write_generation(
     }
     let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
     std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
-    Ok(tmp)
+    Ok((tmp, manifest))
 }

@@ -13,7 +13,7 @@ pub mod vocab;
 pub mod walk;
 
 pub use index::{ChunkEntry, FileEntry, Index, Manifest};
-pub use pipeline::{build, BuildError, BuildOptions, BuildReport};
+pub use pipeline::{build, refresh, BuildError, BuildOptions, BuildReport};
 pub use store::{IndexDir, StoreError};
 
 /// Where the index of `root` lives by default.

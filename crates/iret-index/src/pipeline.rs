@@ -123,7 +123,12 @@ impl Previous {
     /// None when there is no usable live index (missing, other model or version, corrupt,
     /// or written before term counts were stored): the build starts from scratch.
     fn load(index_dir: &Path, model_id: &str) -> Option<Self> {
-        let index = Index::open(index_dir, Some(model_id)).ok()?;
+        Self::from_index(Index::open(index_dir, Some(model_id)).ok()?, model_id)
+    }
+
+    /// The live generation as the caller already has it open.
+    fn from_index(index: Index, model_id: &str) -> Option<Self> {
+        index.manifest.check_compatible(Some(model_id)).ok()?;
         let terms = load_bin(&index.generation.join(TERMS_FILE)).ok()?;
         Some(Self {
             files: index.files,
@@ -145,6 +150,31 @@ pub fn build(
     embedder: &dyn Embedder,
     opts: &BuildOptions,
 ) -> Result<BuildReport, BuildError> {
+    run(root, index_dir, embedder, opts, None).map(|(report, _)| report)
+}
+
+/// [`build`] for a caller that holds the live generation open (`iret search` refreshing a
+/// stale index): `open` serves as the previous generation if it still is the live one,
+/// and the index comes back loaded, so nothing is read from disk twice. Returns `None`
+/// for the index only when `open` was no longer live and nothing needed rebuilding; open
+/// the index again then.
+pub fn refresh(
+    root: &Path,
+    index_dir: &Path,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    open: Index,
+) -> Result<(BuildReport, Option<Index>), BuildError> {
+    run(root, index_dir, embedder, opts, Some(open))
+}
+
+fn run(
+    root: &Path,
+    index_dir: &Path,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    open: Option<Index>,
+) -> Result<(BuildReport, Option<Index>), BuildError> {
     if !root.is_dir() {
         return Err(BuildError::NotADirectory(root.display().to_string()));
     }
@@ -154,15 +184,17 @@ pub fn build(
     let _lock = store.lock()?;
     let walked = walk(root);
     phases.mark("walk");
+    let live = store.current().ok();
+    let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
     if !opts.force {
         if let Some(report) = up_to_date(&store, &walked, embedder.model_id(), started) {
-            return Ok(report);
+            return Ok((report, open));
         }
     }
-    let previous = if opts.force {
-        None
-    } else {
-        Previous::load(index_dir, embedder.model_id())
+    let previous = match (opts.force, open) {
+        (true, _) => None,
+        (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
+        (false, None) => Previous::load(index_dir, embedder.model_id()),
     };
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
@@ -294,7 +326,7 @@ pub fn build(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
     };
-    let tmp = write_generation(
+    let (tmp, manifest) = write_generation(
         &store,
         manifest,
         &Tables {
@@ -307,10 +339,10 @@ pub fn build(
         },
     )?;
     phases.mark("write");
-    store.commit(tmp)?;
+    let generation = store.commit(tmp)?;
     phases.mark("commit");
 
-    Ok(BuildReport {
+    let report = BuildReport {
         files: files.len(),
         chunks: chunks.len(),
         changed_files,
@@ -321,7 +353,17 @@ pub fn build(
         seconds: started.elapsed().as_secs_f64(),
         skipped,
         up_to_date: false,
-    })
+    };
+    let index = Index {
+        generation,
+        manifest,
+        files,
+        chunks,
+        vectors,
+        bm25,
+        vocab,
+    };
+    Ok((report, Some(index)))
 }
 
 /// Embedding-cache keys of the chunks the index keeps.

@@ -300,3 +300,51 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
         );
     }
 }
+
+#[test]
+fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
+    let src = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(64);
+    let opts = BuildOptions::default();
+    build(src.path(), idx.path(), &e, &opts).unwrap();
+    let open = Index::open(idx.path(), None).unwrap();
+    write(
+        src.path(),
+        "src/auth.ts",
+        "export function refreshToken(token: string) {\n  return token + 'x';\n}\n",
+    );
+    let (report, updated) = iret_index::refresh(src.path(), idx.path(), &e, &opts, open).unwrap();
+    assert_eq!(report.changed_files, 1, "{report:?}");
+    let updated = updated.expect("the open index was live, so the new one comes back");
+    // What came back is what is on disk now, including the graph.
+    let reopened = Index::open(idx.path(), None).unwrap();
+    assert_eq!(updated.generation, reopened.generation);
+    assert_eq!(updated.manifest.sizes, reopened.manifest.sizes);
+    assert_eq!(snapshot(&updated), snapshot(&reopened));
+    for c in 0..updated.chunks.len() {
+        let q = updated.vectors.get(c);
+        assert_eq!(
+            updated.vectors.nearest(q, 3, &|_| true),
+            reopened.vectors.nearest(q, 3, &|_| true)
+        );
+    }
+    let q = [("refresh".to_string(), 1.0)];
+    let a = updated.bm25.score(&q, Bm25Params::default(), &|_| true);
+    assert_eq!(chunk_paths(&updated, a.keys().copied()), ["src/auth.ts:1"]);
+
+    // Nothing changed since: the open index comes back as it is.
+    let (report, same) = iret_index::refresh(src.path(), idx.path(), &e, &opts, reopened).unwrap();
+    assert!(report.up_to_date);
+    assert_eq!(same.unwrap().generation, updated.generation);
+
+    // An open index that is no longer live is not used as the starting point.
+    write(src.path(), "src/extra.ts", "export const extra = 1;\n");
+    build(src.path(), idx.path(), &e, &opts).unwrap();
+    let (report, back) = iret_index::refresh(src.path(), idx.path(), &e, &opts, updated).unwrap();
+    assert!(report.up_to_date, "{report:?}");
+    assert!(
+        back.is_none(),
+        "a stale snapshot is not handed back as current"
+    );
+}

@@ -89,19 +89,20 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
                 limits: None,
                 force: false,
             };
-            match iret_index::build(&args.path, &index_dir, &embedder, &opts) {
-                Ok(_) => {
-                    index =
-                        Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
-                }
-                // Another `iret index` is writing: answer from the snapshot we have.
+            let model_id = iret_embed::Embedder::model_id(&embedder).to_string();
+            // The open index is the starting point of the update, which hands back the new one.
+            index = match iret_index::refresh(&args.path, &index_dir, &embedder, &opts, index) {
+                Ok((_, Some(updated))) => updated,
+                Ok((_, None)) => Index::open(&index_dir, Some(&model_id))?,
+                // Another `iret index` is writing: answer from the live generation.
                 Err(iret_index::BuildError::Store(iret_index::StoreError::Locked(_))) => {
                     eprintln!(
                         "iret: another iret is updating the index; answering from the current one"
                     );
+                    Index::open(&index_dir, Some(&model_id))?
                 }
                 Err(e) => return Err(e.into()),
-            }
+            };
         }
     }
     let opts = Options {
