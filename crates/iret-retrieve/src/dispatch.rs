@@ -198,6 +198,44 @@ pub fn is_noise_path(path: &str) -> bool {
         .any(|d| NOISE_DIRS.contains(&d))
 }
 
+/// Folders of superseded versions: `v3/` when a sibling `v4/` exists (zod keeps v3 beside
+/// v4, API trees keep `v1/` beside `v2/`). Like legacy folders they are rarely what a task
+/// is about, unless the task names that version (`v3 compatibility`). Returns `dir/`
+/// prefixes.
+pub fn older_versions(index: &Index, named: &[u32]) -> Vec<String> {
+    let version = |name: &str| -> Option<u32> {
+        name.strip_prefix('v')
+            .or_else(|| name.strip_prefix('V'))
+            .filter(|n| !n.is_empty() && n.len() <= 3)
+            .and_then(|n| n.parse().ok())
+    };
+    // parent dir → versions found under it
+    let mut seen: HashMap<&str, Vec<u32>> = HashMap::new();
+    for f in &index.files {
+        let mut start = 0;
+        for (i, _) in f.path.match_indices('/') {
+            let dir = &f.path[start..i];
+            if let Some(v) = version(dir) {
+                let list = seen.entry(&f.path[..start]).or_default();
+                if !list.contains(&v) {
+                    list.push(v);
+                }
+            }
+            start = i + 1;
+        }
+    }
+    let mut out = Vec::new();
+    for (parent, versions) in seen {
+        let newest = versions.iter().copied().max().unwrap_or(0);
+        for v in versions {
+            if v < newest && !named.contains(&v) {
+                out.push(format!("{parent}v{v}/"));
+            }
+        }
+    }
+    out
+}
+
 fn file_stem(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
     name.split('.').next().unwrap_or(name)
@@ -260,6 +298,8 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
             "test" | "tests" | "example" | "examples" | "spec" | "benchmark"
         )
     });
+
+    let older = older_versions(index, &state.analysis.versions);
 
     let mut files: Vec<FileHit> = by_file
         .into_iter()
@@ -363,7 +403,8 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
             if !path_words.is_empty() {
                 score += params.path_boost * (path_words.len() as f32).min(2.0) / 2.0;
             }
-            let noise = is_noise_path(path);
+            let noise = is_noise_path(path)
+                || (!older.is_empty() && older.iter().any(|d| path.starts_with(d.as_str())));
             if noise && !wants_noise {
                 score *= params.noise_factor;
             }

@@ -35,6 +35,8 @@ pub struct Analysis {
     pub identifiers: Vec<String>,
     /// The whole query is one identifier or a couple of them: a symbol lookup.
     pub is_symbol: bool,
+    /// Versions the task names (`v3` → 3).
+    pub versions: Vec<u32>,
 }
 
 fn looks_like_code(word: &str) -> bool {
@@ -69,11 +71,19 @@ pub fn analyse(text: &str) -> Analysis {
         .count();
     let is_symbol = !words.is_empty()
         && (words.len() == 1 || (words.len() <= 3 && code_words * 2 >= words.len()));
+    let versions = words
+        .iter()
+        .filter_map(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.strip_prefix(['v', 'V'])?.parse().ok()
+        })
+        .collect();
     Analysis {
         terms: tokenize(text),
         concepts,
         identifiers: identifiers_found,
         is_symbol,
+        versions,
     }
 }
 

@@ -217,3 +217,45 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
         "the Helpers chunk leads, not the Sinatra one: {first:?}"
     );
 }
+
+#[test]
+fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    // The same schema class in v3/ and v4/ (zod's layout); api/v1 alone has no sibling.
+    let schema =
+        "export class StringSchema {\n  parse(input: unknown) { return String(input); }\n}\n";
+    write(r, "src/v3/string.ts", schema);
+    write(r, "src/v4/string.ts", schema);
+    write(
+        r,
+        "src/api/v1/routes.ts",
+        "export function routes() { return []; }\n",
+    );
+    let idx = tempfile::tempdir().unwrap();
+    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
+    let index = Index::open(idx.path(), Some("fake")).unwrap();
+    let order = |task: &str| -> Vec<String> {
+        let state = iret_retrieve::initial_state(&Query::new(task), &embedder()).unwrap();
+        iret_retrieve::dispatch(&index, &state, &Default::default())
+            .iter()
+            .map(|h| index.files[h.file as usize].path.clone())
+            .collect()
+    };
+    let plain = order("StringSchema parse");
+    assert_eq!(plain[0], "src/v4/string.ts", "{plain:?}");
+    assert!(
+        plain.iter().position(|p| p == "src/v3/string.ts") > Some(0),
+        "{plain:?}"
+    );
+    let named = order("StringSchema parse in v3");
+    let (v3, v4) = (
+        named.iter().position(|p| p == "src/v3/string.ts").unwrap(),
+        named.iter().position(|p| p == "src/v4/string.ts").unwrap(),
+    );
+    assert!(v3 < v4, "the task names v3: {named:?}");
+    assert_eq!(
+        iret_retrieve::dispatch::older_versions(&index, &[]),
+        ["src/v3/"]
+    );
+}
