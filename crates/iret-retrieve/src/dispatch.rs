@@ -198,6 +198,17 @@ pub fn is_noise_path(path: &str) -> bool {
         .any(|d| NOISE_DIRS.contains(&d))
 }
 
+/// A file named as legacy code (`HttpCacheLegacy.kt`, `deprecated.go`, `compat.ts`), as
+/// folders with these names are, unless the task speaks of it ("compatibility",
+/// "deprecated fields").
+pub fn legacy_file_name(path: &str, concepts: &[String]) -> bool {
+    split_identifier(file_stem(path)).iter().any(|w| {
+        let w = w.to_lowercase();
+        matches!(w.as_str(), "legacy" | "deprecated" | "compat")
+            && !concepts.iter().any(|c| c.starts_with(&w[..6]))
+    })
+}
+
 /// Folders of superseded versions: `v3/` when a sibling `v4/` exists (zod keeps v3 beside
 /// v4, API trees keep `v1/` beside `v2/`). Like legacy folders they are rarely what a task
 /// is about, unless the task names that version (`v3 compatibility`). Returns `dir/`
@@ -404,6 +415,7 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
                 score += params.path_boost * (path_words.len() as f32).min(2.0) / 2.0;
             }
             let noise = is_noise_path(path)
+                || legacy_file_name(path, &state.analysis.concepts)
                 || (!older.is_empty() && older.iter().any(|d| path.starts_with(d.as_str())));
             if noise && !wants_noise {
                 score *= params.noise_factor;
@@ -497,4 +509,59 @@ fn fuse(
         );
     }
     hits.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_paths() {
+        for p in [
+            "src/auth.test.ts",
+            "types/index.d.ts",
+            "tests/test_app.py",
+            "src/legacy/auth.ts",
+            "lib/examples/demo.js",
+        ] {
+            assert!(is_noise_path(p), "{p}");
+        }
+        for p in [
+            "src/auth.ts",
+            "src/contest/rules.py",
+            "lib/testing_utils.rs",
+        ] {
+            assert!(!is_noise_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn legacy_file_names_unless_the_task_speaks_of_them() {
+        let none: Vec<String> = Vec::new();
+        for p in [
+            "cache/HttpCacheLegacy.kt",
+            "gin/deprecated.go",
+            "v4/classic/compat.ts",
+            "auth/legacy_auth.py",
+        ] {
+            assert!(legacy_file_name(p, &none), "{p}");
+        }
+        for p in [
+            "cache/HttpCache.kt",
+            "src/compatible.rs",
+            "src/legacyish.rs",
+        ] {
+            assert!(!legacy_file_name(p, &none), "{p}");
+        }
+        let asks = |w: &str| vec![w.to_string()];
+        assert!(!legacy_file_name(
+            "v4/classic/compat.ts",
+            &asks("compatibility")
+        ));
+        assert!(!legacy_file_name("src/deprecated.rs", &asks("deprecated")));
+        assert!(!legacy_file_name(
+            "cache/HttpCacheLegacy.kt",
+            &asks("legacy")
+        ));
+    }
 }
