@@ -169,15 +169,15 @@ const NOISE_DIRS: &[&str] = &[
     "fixtures",
     "testdata",
     "mocks",
-    "compat",
-    "legacy",
-    "deprecated",
     "generated",
     "samples",
     "demo",
 ];
 
-/// Tests, examples, declaration files and legacy folders: rarely what a task is about.
+/// Words that mark legacy code in a folder or file name.
+const LEGACY_WORDS: &[&str] = &["legacy", "deprecated", "compat"];
+
+/// Tests, examples, declaration files, docs, generated code: rarely what a task is about.
 pub fn is_noise_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".d.ts")
@@ -198,14 +198,17 @@ pub fn is_noise_path(path: &str) -> bool {
         .any(|d| NOISE_DIRS.contains(&d))
 }
 
-/// A file named as legacy code (`HttpCacheLegacy.kt`, `deprecated.go`, `compat.ts`), as
-/// folders with these names are, unless the task speaks of it ("compatibility",
-/// "deprecated fields").
-pub fn legacy_file_name(path: &str, concepts: &[String]) -> bool {
-    split_identifier(file_stem(path)).iter().any(|w| {
-        let w = w.to_lowercase();
-        matches!(w.as_str(), "legacy" | "deprecated" | "compat")
-            && !concepts.iter().any(|c| c.starts_with(&w[..6]))
+/// Legacy code by its name: a folder (`legacy/`, `compat/`) or a file
+/// (`HttpCacheLegacy.kt`, `deprecated.go`), unless the task speaks of it
+/// ("compatibility", "deprecated fields").
+pub fn is_legacy(path: &str, concepts: &[String]) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let dirs = lower.split('/').rev().skip(1).map(str::to_string);
+    let file_words = split_identifier(file_stem(path))
+        .into_iter()
+        .map(str::to_lowercase);
+    dirs.chain(file_words).any(|w| {
+        LEGACY_WORDS.contains(&w.as_str()) && !concepts.iter().any(|c| c.starts_with(&w[..6]))
     })
 }
 
@@ -415,7 +418,7 @@ pub fn dispatch(index: &Index, state: &State, params: &Params) -> Vec<FileHit> {
                 score += params.path_boost * (path_words.len() as f32).min(2.0) / 2.0;
             }
             let noise = is_noise_path(path)
-                || legacy_file_name(path, &state.analysis.concepts)
+                || is_legacy(path, &state.analysis.concepts)
                 || (!older.is_empty() && older.iter().any(|d| path.starts_with(d.as_str())));
             if noise && !wants_noise {
                 score *= params.noise_factor;
@@ -521,7 +524,6 @@ mod tests {
             "src/auth.test.ts",
             "types/index.d.ts",
             "tests/test_app.py",
-            "src/legacy/auth.ts",
             "lib/examples/demo.js",
         ] {
             assert!(is_noise_path(p), "{p}");
@@ -536,32 +538,28 @@ mod tests {
     }
 
     #[test]
-    fn legacy_file_names_unless_the_task_speaks_of_them() {
+    fn legacy_folders_and_files_unless_the_task_speaks_of_them() {
         let none: Vec<String> = Vec::new();
         for p in [
             "cache/HttpCacheLegacy.kt",
             "gin/deprecated.go",
             "v4/classic/compat.ts",
             "auth/legacy_auth.py",
+            "src/legacy/auth.ts",
+            "src/compat/shim.ts",
         ] {
-            assert!(legacy_file_name(p, &none), "{p}");
+            assert!(is_legacy(p, &none), "{p}");
         }
         for p in [
             "cache/HttpCache.kt",
             "src/compatible.rs",
             "src/legacyish.rs",
         ] {
-            assert!(!legacy_file_name(p, &none), "{p}");
+            assert!(!is_legacy(p, &none), "{p}");
         }
         let asks = |w: &str| vec![w.to_string()];
-        assert!(!legacy_file_name(
-            "v4/classic/compat.ts",
-            &asks("compatibility")
-        ));
-        assert!(!legacy_file_name("src/deprecated.rs", &asks("deprecated")));
-        assert!(!legacy_file_name(
-            "cache/HttpCacheLegacy.kt",
-            &asks("legacy")
-        ));
+        assert!(!is_legacy("v4/classic/compat.ts", &asks("compatibility")));
+        assert!(!is_legacy("src/deprecated.rs", &asks("deprecated")));
+        assert!(!is_legacy("cache/HttpCacheLegacy.kt", &asks("legacy")));
     }
 }
