@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use iret_embed::FakeEmbedder;
 use iret_index::Index;
-use iret_retrieve::{run, search_once, Options, Params, Query};
+use iret_retrieve::{run, search_once, Corpus, Options, Params, Query};
 
 const WORDS: &[&str] = &[
     "token",
@@ -91,18 +91,18 @@ fn bench(c: &mut Criterion) {
     let embedder = FakeEmbedder::new(384).with_concepts(&[&["rate", "throttle"]]);
     let report = iret_index::build(src.path(), idx.path(), &embedder, &Default::default()).unwrap();
     assert!(report.chunks >= 9_000, "{} chunks", report.chunks);
-    let index = Index::open(idx.path(), None).unwrap();
+    let corpus = Corpus::new(Index::open(idx.path(), None).unwrap());
     let query = Query::new("Add rate limiting to the request handler middleware");
     let mut g = c.benchmark_group(format!("query_{}_chunks", report.chunks));
     g.bench_function("dispatch_single_shot", |b| {
-        b.iter(|| search_once(&index, &embedder, &query, &Params::default()).unwrap())
+        b.iter(|| search_once(&corpus, &embedder, &query, &Params::default()).unwrap())
     });
     let opts = Options {
         enough: usize::MAX,
         ..Options::default()
     }; // always run all 3 cycles
     g.bench_function("loop_3_cycles", |b| {
-        b.iter(|| run(&index, &embedder, &query, &opts).unwrap())
+        b.iter(|| run(&corpus, &embedder, &query, &opts).unwrap())
     });
     g.finish();
 }

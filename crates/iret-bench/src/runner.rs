@@ -4,8 +4,7 @@ use crate::metrics::{hits_target, mrr, ndcg_at, recall_at, Hit};
 use anyhow::Context;
 use iret_embed::Embedder;
 use iret_index::Index;
-use iret_retrieve::dispatch::Fusion;
-use iret_retrieve::{run, search_once, FileHit, Options, Params, Query};
+use iret_retrieve::{run, search_once, Corpus, FileHit, Fusion, Options, Params, Query};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -292,6 +291,7 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
                 )
             }
         };
+        let corpus = Corpus::new(index);
         let memo = Memo {
             inner: embedder,
             cache: Mutex::new(HashMap::new()),
@@ -305,7 +305,7 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
             );
             let e: &dyn Embedder = if timed { embedder } else { &memo };
             for task in tasks {
-                results.push(score_query(&index, e, task, mode)?);
+                results.push(score_query(&corpus, e, task, mode)?);
             }
         }
         if cfg.progress {
@@ -319,8 +319,8 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
         runs.push(RepoRun {
             name: repo.name.clone(),
             language: repo.language.clone(),
-            files: index.files.len(),
-            chunks: index.chunks.len(),
+            files: corpus.index.files.len(),
+            chunks: corpus.index.chunks.len(),
             index_seconds,
             embedded,
             results,
@@ -344,24 +344,25 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
 }
 
 fn score_query(
-    index: &Index,
+    corpus: &Corpus,
     embedder: &dyn Embedder,
     task: &Task,
     mode: &Mode,
 ) -> anyhow::Result<QueryResult> {
+    let index = &corpus.index;
     let query = Query::new(task.query.clone());
     let targets = task.targets();
     let started = Instant::now();
     let (results, strong) = match &mode.kind {
         Kind::Single(params) => {
-            let hits: Vec<FileHit> = search_once(index, embedder, &query, params)?;
+            let hits: Vec<FileHit> = search_once(corpus, embedder, &query, params)?;
             (
                 file_hits_to_results(index, hits.iter().map(|h| (h.file, h.chunks[0].chunk))),
                 Vec::new(),
             )
         }
         Kind::Iterative(opts) => {
-            let outcome = run(index, embedder, &query, opts)?;
+            let outcome = run(corpus, embedder, &query, opts)?;
             let strong: Vec<String> = outcome
                 .relevant(opts.strong)
                 .iter()

@@ -6,7 +6,7 @@
 //! refine learned), (c) the file's dispatch score relative to the best, and (d) structure:
 //! it defines what the task names, or its name says it. Bands: 0.8–1 implements the
 //! target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
-use crate::dispatch::{ChunkHit, FileHit, Leg};
+use crate::hits::{ChunkHit, FileHit, Leg};
 use iret_index::tokens::{stem, tokenize};
 use iret_index::Index;
 use serde::Serialize;

@@ -5,54 +5,80 @@
 use iret_index::Index;
 use std::collections::HashMap;
 
-/// Files that `files` import, and files that import them (matched by module name); a file
-/// of `files` counts when it is connected to another one. Hub modules, imported by many
-/// files (`uv.h`, `utils`), say nothing specific and are ignored.
-pub fn neighbours(index: &Index, files: &[u32]) -> Vec<u32> {
-    let imports: Vec<Vec<String>> = index
-        .files
-        .iter()
-        .map(|f| {
-            let mut names: Vec<String> = if f.chunk_count == 0 {
-                Vec::new()
-            } else {
-                module_names(&index.chunks[f.first_chunk as usize].text)
-                    .into_iter()
-                    .map(normalise)
-                    .collect()
-            };
-            names.sort_unstable();
-            names.dedup();
-            names
-        })
-        .collect();
-    let mut importers: HashMap<&str, usize> = HashMap::new();
-    for list in &imports {
-        for m in list {
-            *importers.entry(m.as_str()).or_default() += 1;
-        }
-    }
-    let hub_limit = (index.files.len() / 20).max(3);
-    let specific = |m: &str| importers.get(m).copied().unwrap_or(0) <= hub_limit;
-    let names: Vec<String> = index.files.iter().map(|f| module_of(&f.path)).collect();
-    let mut out = Vec::new();
-    for i in 0..index.files.len() as u32 {
-        let own = &imports[i as usize];
-        // They import one of `files` (other than themselves)?
-        let imports_ours = files
+/// Which file imports which module, read once per index from every file head.
+#[derive(Debug, Default)]
+pub struct ImportGraph {
+    /// Per file: the normalised module names its head imports (sorted, distinct).
+    imports: Vec<Vec<String>>,
+    /// Per file: the name other files import it by.
+    names: Vec<String>,
+    /// Module name → how many files import it.
+    importers: HashMap<String, usize>,
+    /// A module imported by more files than this is a hub (`uv.h`, `utils`).
+    hub_limit: usize,
+}
+
+impl ImportGraph {
+    pub fn of(index: &Index) -> Self {
+        let imports: Vec<Vec<String>> = index
+            .files
             .iter()
-            .any(|&o| o != i && specific(&names[o as usize]) && own.contains(&names[o as usize]));
-        // One of `files` imports them?
-        let name = &names[i as usize];
-        let imported = specific(name)
-            && files
-                .iter()
-                .any(|&o| o != i && imports[o as usize].contains(name));
-        if imports_ours || imported {
-            out.push(i);
+            .map(|f| {
+                let mut names: Vec<String> = if f.chunk_count == 0 {
+                    Vec::new()
+                } else {
+                    module_names(&index.chunks[f.first_chunk as usize].text)
+                        .into_iter()
+                        .map(normalise)
+                        .collect()
+                };
+                names.sort_unstable();
+                names.dedup();
+                names
+            })
+            .collect();
+        let mut importers: HashMap<String, usize> = HashMap::new();
+        for list in &imports {
+            for m in list {
+                *importers.entry(m.clone()).or_default() += 1;
+            }
+        }
+        Self {
+            imports,
+            names: index.files.iter().map(|f| module_of(&f.path)).collect(),
+            importers,
+            hub_limit: (index.files.len() / 20).max(3),
         }
     }
-    out
+
+    fn specific(&self, module: &str) -> bool {
+        self.importers.get(module).copied().unwrap_or(0) <= self.hub_limit
+    }
+
+    /// Files that `files` import, and files that import them (matched by module name); a
+    /// file of `files` counts when it is connected to another one. Hub modules, imported
+    /// by many files, say nothing specific and are ignored.
+    pub fn neighbours(&self, files: &[u32]) -> Vec<u32> {
+        let names = &self.names;
+        let mut out = Vec::new();
+        for i in 0..self.imports.len() as u32 {
+            let own = &self.imports[i as usize];
+            // They import one of `files` (other than themselves)?
+            let imports_ours = files.iter().any(|&o| {
+                o != i && self.specific(&names[o as usize]) && own.contains(&names[o as usize])
+            });
+            // One of `files` imports them?
+            let name = &names[i as usize];
+            let imported = self.specific(name)
+                && files
+                    .iter()
+                    .any(|&o| o != i && self.imports[o as usize].contains(name));
+            if imports_ours || imported {
+                out.push(i);
+            }
+        }
+        out
+    }
 }
 
 /// The name other files import `path` by: its file stem, or for a folder module

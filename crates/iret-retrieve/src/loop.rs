@@ -1,36 +1,16 @@
 //! Loop: dispatch → evaluate → refine, at most N cycles, stopping early once enough
 //! files are strongly relevant and no critical gap remains.
-use crate::dispatch::{dispatch, Params, Scope, State};
+use crate::corpus::Corpus;
+use crate::dispatch::dispatch;
 use crate::evaluate::{Concepts, Evaluation, Evaluator, FileTokens};
-use crate::query::{analyse, Query};
+use crate::hits::FileHit;
+use crate::params::Params;
+use crate::query::{initial_state, words::target_concepts, Query};
 use crate::refine::{Refinement, Refiner};
 use iret_embed::Embedder;
 use iret_index::Index;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
-
-/// Words of a task that say what to do, not what to look for.
-const TASK_WORDS: &[&str] = &[
-    "fix",
-    "bug",
-    "add",
-    "support",
-    "issue",
-    "change",
-    "update",
-    "improve",
-    "make",
-    "need",
-    "should",
-    "want",
-    "new",
-    "problem",
-    "broken",
-    "wrong",
-    "error",
-    "properly",
-    "correctly",
-];
 
 /// The lower bound of the "related" band: an excluded file never ranks above a file
 /// judged at least this relevant.
@@ -99,114 +79,89 @@ impl Outcome {
     }
 }
 
-/// The starting state for `query`: analysed words, embedding, keywords, scope.
-pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<State> {
-    let full = if query.keywords.is_empty() {
-        query.task.clone()
-    } else {
-        format!("{} {}", query.task, query.keywords.join(" "))
-    };
-    let analysis = analyse(&full);
-    let mut terms: Vec<(String, f32)> = Vec::new();
-    for t in &analysis.terms {
-        if !terms.iter().any(|(x, _)| x == t) {
-            terms.push((t.clone(), 1.0));
+/// What the loop remembers across cycles: every file's best judgement, its dispatch
+/// standing, and the files' token sets.
+#[derive(Default)]
+struct Memory {
+    merged: HashMap<u32, Evaluation>,
+    /// A file's standing in cycle 1 (dispatch score / best score).
+    first: HashMap<u32, f32>,
+    /// Cycle-1 standing plus what later cycles add above it.
+    standing: HashMap<u32, f32>,
+    tokens: FileTokens,
+}
+
+impl Memory {
+    /// Final order: a file's standing in cycle 1, plus `later_weight` × what later
+    /// cycles add on top of it. Refined queries can promote a file, never demote what
+    /// the task itself ranked well.
+    fn stand(&mut self, cycle: usize, hits: &[FileHit], later_weight: f32) {
+        let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
+        for h in hits {
+            let rel = h.score / top;
+            if cycle == 1 {
+                self.first.insert(h.file, rel);
+                self.standing.insert(h.file, rel);
+            } else {
+                let base = self.first.get(&h.file).copied().unwrap_or(0.0);
+                *self.standing.entry(h.file).or_default() += later_weight * (rel - base).max(0.0);
+            }
         }
     }
-    let embedding = embedder.embed(&[&full])?.remove(0);
-    Ok(State {
-        embedding,
-        terms,
-        analysis,
-        scope: Scope::new(&query.include, &query.exclude)?,
-        excluded: HashSet::new(),
-        focus: HashMap::new(),
-    })
+
+    /// Aliases learned later can raise a file's coverage; keep its best judgement.
+    fn merge(&mut self, evals: &[Evaluation]) {
+        for e in evals {
+            let keep = self
+                .merged
+                .get(&e.file)
+                .is_none_or(|old| e.relevance > old.relevance);
+            if keep {
+                self.merged.insert(e.file, e.clone());
+            }
+        }
+    }
+
+    /// Judged files not excluded, most relevant first.
+    fn ranked(&self, excluded: &HashSet<u32>) -> Vec<Evaluation> {
+        let mut ranked: Vec<Evaluation> = self
+            .merged
+            .values()
+            .filter(|e| !excluded.contains(&e.file))
+            .cloned()
+            .collect();
+        sort(&mut ranked);
+        ranked
+    }
 }
 
 pub fn run(
-    index: &Index,
+    corpus: &Corpus,
     embedder: &dyn Embedder,
     query: &Query,
     opts: &Options,
 ) -> anyhow::Result<Outcome> {
+    let index = &corpus.index;
     let mut state = initial_state(query, embedder)?;
     let task_embedding = state.embedding.clone();
-    let mut concepts = Concepts::new(
-        state
-            .analysis
-            .concepts
-            .iter()
-            .filter(|c| !TASK_WORDS.contains(&c.as_str()))
-            .cloned()
-            .collect(),
-    );
-    let mut tokens = FileTokens::default();
-    let mut merged: HashMap<u32, Evaluation> = HashMap::new();
+    let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts));
+    let mut memory = Memory::default();
     let mut cycles = Vec::new();
-    let mut tried = HashSet::new();
-    let refiner = Refiner {
-        index,
-        embedder,
-        task: &query.task,
-        task_embedding: &task_embedding,
-    };
-    // Final order: a file's standing in cycle 1 (dispatch score / best score), plus
-    // `later_cycles_weight` × what later cycles add on top of it. Refined queries can
-    // promote a file, never demote what the task itself ranked well.
-    let mut first: HashMap<u32, f32> = HashMap::new();
-    let mut standing: HashMap<u32, f32> = HashMap::new();
+    let mut refiner = Refiner::new(corpus, embedder, &query.task, &task_embedding);
+    let last = opts.cycles.max(1);
 
-    for cycle in 1..=opts.cycles.max(1) {
-        let hits = dispatch(index, &state, &opts.params);
-        let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
-        for h in &hits {
-            let rel = h.score / top;
-            if cycle == 1 {
-                first.insert(h.file, rel);
-                standing.insert(h.file, rel);
-            } else {
-                let base = first.get(&h.file).copied().unwrap_or(0.0);
-                *standing.entry(h.file).or_default() +=
-                    opts.later_cycles_weight * (rel - base).max(0.0);
-            }
-        }
+    for cycle in 1..=last {
+        let hits = dispatch(corpus, &state, &opts.params);
+        memory.stand(cycle, &hits, opts.later_cycles_weight);
         let evaluator = Evaluator {
             index,
             task_embedding: &task_embedding,
             concepts: &concepts,
             max_files: opts.evaluate_top,
         };
-        let evals = evaluator.evaluate(&hits, cycle, &mut tokens);
-        for e in &evals {
-            // Aliases learned later can raise a file's coverage; keep its best judgement.
-            let keep = merged
-                .get(&e.file)
-                .is_none_or(|old| e.relevance > old.relevance);
-            if keep {
-                merged.insert(e.file, e.clone());
-            }
-        }
-        let mut ranked: Vec<Evaluation> = merged
-            .values()
-            .filter(|e| !state.excluded.contains(&e.file))
-            .cloned()
-            .collect();
-        sort(&mut ranked);
-        let strong: Vec<&Evaluation> = ranked
-            .iter()
-            .filter(|e| e.relevance >= opts.strong)
-            .collect();
-        let critical_gaps: Vec<&String> = concepts
-            .words
-            .iter()
-            .filter(|c| {
-                !strong
-                    .iter()
-                    .any(|e| concepts.covered(c, tokens.get(index, e.file)))
-            })
-            .filter(|c| index.bm25.df(&iret_index::tokens::stem(c)) > 0)
-            .collect();
+        let evals = evaluator.evaluate(&hits, cycle, &mut memory.tokens);
+        memory.merge(&evals);
+        let ranked = memory.ranked(&state.excluded);
         let mut trace = CycleTrace {
             cycle,
             terms: state.terms.iter().map(|(t, _)| t.clone()).collect(),
@@ -218,32 +173,28 @@ pub fn run(
             refinement: None,
             stop: None,
         };
-        if strong.len() >= opts.enough && critical_gaps.is_empty() {
-            trace.stop = Some("enough context".into());
-            cycles.push(trace);
-            break;
-        }
-        if cycle == opts.cycles.max(1) {
-            trace.stop = Some("cycle limit".into());
-            cycles.push(trace);
-            break;
-        }
-        let refinement =
-            refiner.refine(&mut state, &mut concepts, &ranked, &mut tokens, &mut tried)?;
-        let nothing_new = refinement.is_empty();
-        trace.refinement = Some(refinement);
-        if nothing_new {
-            trace.stop = Some("nothing left to learn".into());
-            cycles.push(trace);
-            break;
-        }
+        let stop = if enough(index, &ranked, &concepts, &mut memory.tokens, opts) {
+            Some("enough context")
+        } else if cycle == last {
+            Some("cycle limit")
+        } else {
+            let refinement =
+                refiner.refine(&mut state, &mut concepts, &ranked, &mut memory.tokens)?;
+            let nothing_new = refinement.is_empty();
+            trace.refinement = Some(refinement);
+            nothing_new.then_some("nothing left to learn")
+        };
+        trace.stop = stop.map(String::from);
         cycles.push(trace);
+        if stop.is_some() {
+            break;
+        }
     }
 
-    let mut evaluated: Vec<Evaluation> = merged.into_values().collect();
+    let mut evaluated: Vec<Evaluation> = memory.merged.into_values().collect();
     final_order(
         &mut evaluated,
-        &standing,
+        &memory.standing,
         &state.excluded,
         opts.relevance_weight,
     );
@@ -252,6 +203,31 @@ pub fn run(
         cycles,
         concepts,
     })
+}
+
+/// The stop rule: `opts.enough` files reach `opts.strong` and every concept the codebase
+/// has a word for is covered by one of them.
+fn enough(
+    index: &Index,
+    ranked: &[Evaluation],
+    concepts: &Concepts,
+    tokens: &mut FileTokens,
+    opts: &Options,
+) -> bool {
+    let strong: Vec<&Evaluation> = ranked
+        .iter()
+        .filter(|e| e.relevance >= opts.strong)
+        .collect();
+    if strong.len() < opts.enough {
+        return false;
+    }
+    let critical_gap = concepts.words.iter().any(|c| {
+        !strong
+            .iter()
+            .any(|e| concepts.covered(c, tokens.get(index, e.file)))
+            && index.bm25.df(&iret_index::tokens::stem(c)) > 0
+    });
+    !critical_gap
 }
 
 /// The returned order: dispatch standing (cycle 1 plus later promotions) plus

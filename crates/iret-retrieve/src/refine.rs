@@ -6,9 +6,10 @@
 //! * The query is re-embedded with the discovered terms.
 //! * Files scored below 0.2 are excluded for good; files that relevant files import (or
 //!   that import them) get a bonus.
-use crate::dispatch::State;
+use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
-use crate::imports::{import_lines, neighbours};
+use crate::imports::import_lines;
+use crate::query::State;
 use iret_embed::Embedder;
 use iret_index::tokens::stem;
 use iret_index::vocab::words;
@@ -54,147 +55,191 @@ impl Refinement {
 }
 
 pub struct Refiner<'a> {
-    pub index: &'a Index,
-    pub embedder: &'a dyn Embedder,
-    pub task: &'a str,
+    corpus: &'a Corpus,
+    embedder: &'a dyn Embedder,
+    task: &'a str,
     /// The original task's embedding: harvested words must be about the task.
-    pub task_embedding: &'a [f32],
+    task_embedding: &'a [f32],
+    /// Probes (gap words and phrases) already mapped in an earlier cycle.
+    tried: HashSet<String>,
 }
 
-impl Refiner<'_> {
+impl<'a> Refiner<'a> {
+    pub fn new(
+        corpus: &'a Corpus,
+        embedder: &'a dyn Embedder,
+        task: &'a str,
+        task_embedding: &'a [f32],
+    ) -> Self {
+        Self {
+            corpus,
+            embedder,
+            task,
+            task_embedding,
+            tried: HashSet::new(),
+        }
+    }
+
+    fn index(&self) -> &'a Index {
+        &self.corpus.index
+    }
+
     /// Updates `state` and `concepts` from the merged evaluations; returns what changed.
     pub fn refine(
-        &self,
+        &mut self,
         state: &mut State,
         concepts: &mut Concepts,
         evals: &[Evaluation],
         tokens: &mut FileTokens,
-        tried: &mut HashSet<String>,
     ) -> anyhow::Result<Refinement> {
-        let mut r = Refinement::default();
+        let mut r = Refinement {
+            gaps: self.gaps(concepts, evals, tokens),
+            ..Default::default()
+        };
+        r.learned = self.learn_aliases(state, concepts, &r.gaps)?;
+        r.harvested = self.harvest(state, evals, &r.added_terms());
+        r.excluded = exclude_irrelevant(state, evals);
+        r.focus = self.aim_at_neighbours(state, evals);
+        self.requery(state, &r.added_terms())?;
+        Ok(r)
+    }
+
+    /// Concepts that no related file (≥ 0.5) covers.
+    fn gaps(
+        &self,
+        concepts: &Concepts,
+        evals: &[Evaluation],
+        tokens: &mut FileTokens,
+    ) -> Vec<String> {
         let related: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).collect();
-        let gaps: Vec<String> = concepts
+        concepts
             .words
             .iter()
             .filter(|c| {
                 !related
                     .iter()
-                    .any(|e| concepts.covered(c, tokens.get(self.index, e.file)))
+                    .any(|e| concepts.covered(c, tokens.get(self.index(), e.file)))
             })
             .cloned()
-            .collect();
-        r.gaps = gaps.clone();
+            .collect()
+    }
 
-        // Map each gap to codebase terms. Adjacent gaps are one concept ("rate limiting"):
-        // probe the phrase, not its ambiguous words ("rate" alone is also a price).
-        let mut probes: Vec<(Vec<String>, String)> = Vec::new(); // (concepts, probe text)
+    /// Maps each gap to the nearest codebase terms; they become aliases of its concept.
+    /// Adjacent gaps are one concept ("rate limiting"): probe the phrase, not its
+    /// ambiguous words ("rate" alone is also a price).
+    fn learn_aliases(
+        &mut self,
+        state: &State,
+        concepts: &mut Concepts,
+        gaps: &[String],
+    ) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+        let probes = self.probes(&concepts.words, gaps);
+        let index = self.index();
+        if probes.is_empty() || index.vocab.terms.is_empty() {
+            return Ok(Vec::new());
+        }
+        let texts: Vec<&str> = probes.iter().map(|(_, t)| t.as_str()).collect();
+        let vecs = self.embedder.embed(&texts)?;
+        let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
+        let mut learned: HashMap<String, Vec<String>> = HashMap::new();
+        for ((owners, probe), v) in probes.iter().zip(vecs) {
+            let picks = self.nearest_terms(probe, &v, &known);
+            for concept in owners {
+                let entry = learned.entry(concept.clone()).or_default();
+                for p in &picks {
+                    if !entry.contains(p) {
+                        entry.push(p.clone());
+                    }
+                }
+            }
+            learned.retain(|_, v| !v.is_empty());
+        }
+        let mut learned: Vec<(String, Vec<String>)> = learned.into_iter().collect();
+        learned.sort();
+        for (concept, terms) in &learned {
+            let aliases = concepts.aliases.entry(concept.clone()).or_default();
+            for t in terms {
+                if !aliases.contains(t) {
+                    aliases.push(t.clone());
+                }
+            }
+        }
+        Ok(learned)
+    }
+
+    /// (concepts, probe text) for the gaps not tried before: adjacent gaps as a phrase.
+    fn probes(&mut self, words: &[String], gaps: &[String]) -> Vec<(Vec<String>, String)> {
+        let mut probes = Vec::new();
         let mut i = 0;
-        while i < concepts.words.len() {
-            let w = &concepts.words[i];
-            let next = concepts.words.get(i + 1);
+        while i < words.len() {
+            let w = &words[i];
+            let next = words.get(i + 1);
             if gaps.contains(w) && next.is_some_and(|n| gaps.contains(n)) {
                 let n = next.unwrap();
                 let phrase = format!("{w} {n}");
-                if tried.insert(phrase.clone()) {
+                if self.tried.insert(phrase.clone()) {
                     probes.push((vec![w.clone(), n.clone()], phrase));
                 }
                 i += 2;
                 continue;
             }
-            if gaps.contains(w) && tried.insert(w.clone()) {
+            if gaps.contains(w) && self.tried.insert(w.clone()) {
                 probes.push((vec![w.clone()], w.clone()));
             }
             i += 1;
         }
-        if !probes.is_empty() && !self.index.vocab.terms.is_empty() {
-            let texts: Vec<&str> = probes.iter().map(|(_, t)| t.as_str()).collect();
-            let vecs = self.embedder.embed(&texts)?;
-            let known: HashSet<String> = state.terms.iter().map(|(t, _)| t.clone()).collect();
-            let mut learned: HashMap<String, Vec<String>> = HashMap::new();
-            for ((owners, probe), v) in probes.iter().zip(vecs) {
-                let probe_words: HashSet<String> = probe.split(' ').map(stem).collect();
-                let mut picks = Vec::new();
-                for (i, sim) in self.index.vocab.nearest(&v, 8) {
-                    let term = stem(&self.index.vocab.terms[i]);
-                    if sim < ALIAS_MIN_SIM
-                        || probe_words.contains(&term)
-                        || known.contains(&term)
-                        || self.index.bm25.df(&term) == 0
-                    {
-                        continue;
-                    }
-                    if !picks.contains(&term) {
-                        picks.push(term);
-                    }
-                    if picks.len() == ALIASES_PER_GAP {
-                        break;
-                    }
-                }
-                for concept in owners {
-                    let entry = learned.entry(concept.clone()).or_default();
-                    for p in &picks {
-                        if !entry.contains(p) {
-                            entry.push(p.clone());
-                        }
-                    }
-                }
-                learned.retain(|_, v| !v.is_empty());
-            }
-            let mut learned: Vec<(String, Vec<String>)> = learned.into_iter().collect();
-            learned.sort();
-            for (concept, terms) in &learned {
-                let aliases = concepts.aliases.entry(concept.clone()).or_default();
-                for t in terms {
-                    if !aliases.contains(t) {
-                        aliases.push(t.clone());
-                    }
-                }
-            }
-            r.learned = learned;
-        }
+        probes
+    }
 
-        // Harvest distinctive identifiers from the best chunks of the related files.
-        // (Skipping this for symbol lookups was measured: no better on the dev benchmark.)
+    /// The codebase terms nearest to a probe's vector: similar enough, in the code, not
+    /// the probe's own words and not already searched.
+    fn nearest_terms(&self, probe: &str, v: &[f32], known: &HashSet<String>) -> Vec<String> {
+        let index = self.index();
+        let probe_words: HashSet<String> = probe.split(' ').map(stem).collect();
+        let mut picks = Vec::new();
+        for (i, sim) in index.vocab.nearest(v, 8) {
+            let term = stem(&index.vocab.terms[i]);
+            if sim < ALIAS_MIN_SIM
+                || probe_words.contains(&term)
+                || known.contains(&term)
+                || index.bm25.df(&term) == 0
+            {
+                continue;
+            }
+            if !picks.contains(&term) {
+                picks.push(term);
+            }
+            if picks.len() == ALIASES_PER_GAP {
+                break;
+            }
+        }
+        picks
+    }
+
+    /// Distinctive words of the related files' best chunks, folders and imports.
+    /// (Skipping this for symbol lookups was measured: no better on the dev benchmark.)
+    fn harvest(&self, state: &State, evals: &[Evaluation], learned: &[String]) -> Vec<String> {
+        let index = self.index();
         let strong: Vec<&Evaluation> = evals
             .iter()
             .filter(|e| e.relevance >= 0.5)
             .take(3)
             .collect();
-        let n = self.index.bm25.num_docs().max(1) as f32;
+        let n = index.bm25.num_docs().max(1) as f32;
         let known: HashSet<String> = state
             .terms
             .iter()
             .map(|(t, _)| t.clone())
-            .chain(r.added_terms())
+            .chain(learned.iter().cloned())
             .collect();
         let mut counts: HashMap<String, usize> = HashMap::new();
         for e in &strong {
-            // Code identifiers of the best chunk (comment prose is not the codebase's
-            // vocabulary) and the file's folder names (code is organised by concept).
-            let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| {
-                words(dir).map(|w| stem(&w)).collect()
-            });
-            if let Some(best) = e.chunks.first() {
-                let code = code_lines(&self.index.chunks[best.chunk as usize].text);
-                seen.extend(words(&code).map(|w| stem(&w)));
-            }
-            // What the file imports names its collaborators (`SessionManager`, `verifyJwt`).
-            let f = &self.index.files[e.file as usize];
-            if f.chunk_count > 0 {
-                let head = &self.index.chunks[f.first_chunk as usize].text;
-                seen.extend(
-                    import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
-                );
-            }
-            seen.sort();
-            seen.dedup();
-            for w in seen {
+            for w in self.file_words(e) {
                 *counts.entry(w).or_default() += 1;
             }
         }
         // Stem → vocabulary entry, to weigh a word by its similarity to the task.
-        let vocab_of: HashMap<String, usize> = self
-            .index
+        let vocab_of: HashMap<String, usize> = index
             .vocab
             .terms
             .iter()
@@ -208,45 +253,70 @@ impl Refiner<'_> {
                 !known.contains(w) && w.len() >= 3 && !CODE_KEYWORDS.contains(&w.as_str())
             })
             .filter_map(|(w, c)| {
-                let df = self.index.bm25.df(&w) as f32;
+                let df = index.bm25.df(&w) as f32;
                 let about_task = match (vocab_of.get(&w), self.task_embedding.is_empty()) {
                     (Some(&i), false) => {
-                        iret_embed::dot(self.task_embedding, self.index.vocab.vector(i)).max(0.0)
+                        iret_embed::dot(self.task_embedding, index.vocab.vector(i)).max(0.0)
                     }
                     _ => 0.0,
                 };
                 // Shared by the related code, about the task, yet not everywhere in the codebase.
                 (df > 0.0 && df / n < MAX_HARVEST_DF && about_task > 0.0)
-                    .then(|| (w.clone(), c as f32 * self.index.bm25.idf(&w) * about_task))
+                    .then(|| (w.clone(), c as f32 * index.bm25.idf(&w) * about_task))
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        r.harvested = harvest.into_iter().take(HARVEST).map(|(w, _)| w).collect();
+        harvest.into_iter().take(HARVEST).map(|(w, _)| w).collect()
+    }
 
-        // Exclude what was judged irrelevant; aim at neighbours of what is relevant.
-        for e in evals.iter().filter(|e| e.relevance < IRRELEVANT) {
-            if state.excluded.insert(e.file) {
-                r.excluded.push(e.path.clone());
-            }
+    /// A related file's distinct words (stemmed): its folder names (code is organised by
+    /// concept), the code identifiers of its best chunk (comment prose is not the
+    /// codebase's vocabulary), and what it imports (its collaborators' names).
+    fn file_words(&self, e: &Evaluation) -> Vec<String> {
+        let index = self.index();
+        let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| {
+            words(dir).map(|w| stem(&w)).collect()
+        });
+        if let Some(best) = e.chunks.first() {
+            let code = code_lines(&index.chunks[best.chunk as usize].text);
+            seen.extend(words(&code).map(|w| stem(&w)));
         }
+        let f = &index.files[e.file as usize];
+        if f.chunk_count > 0 {
+            let head = &index.chunks[f.first_chunk as usize].text;
+            seen.extend(
+                import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
+            );
+        }
+        seen.sort();
+        seen.dedup();
+        seen
+    }
+
+    /// Import neighbours of the related files (≥ 0.5) get a bonus in the next dispatch,
+    /// unless already strong or excluded.
+    fn aim_at_neighbours(&self, state: &mut State, evals: &[Evaluation]) -> Vec<String> {
         let related: Vec<u32> = evals
             .iter()
             .filter(|e| e.relevance >= 0.5)
             .map(|e| e.file)
             .collect();
-        for f in neighbours(self.index, &related) {
+        let mut aimed = Vec::new();
+        for f in self.corpus.facts.imports.neighbours(&related) {
             let strong = evals.iter().any(|e| e.file == f && e.relevance >= 0.7);
             if !state.excluded.contains(&f)
                 && !strong
                 && state.focus.insert(f, FOCUS_BONUS).is_none()
             {
-                r.focus.push(self.index.files[f as usize].path.clone());
+                aimed.push(self.index().files[f as usize].path.clone());
             }
         }
+        aimed
+    }
 
-        // Keywords and a re-embedded query.
-        let added = r.added_terms();
-        for t in &added {
+    /// The added terms become keywords, and the query is re-embedded with them.
+    fn requery(&self, state: &mut State, added: &[String]) -> anyhow::Result<()> {
+        for t in added {
             if !state.terms.iter().any(|(x, _)| x == t) {
                 state.terms.push((t.clone(), 0.7));
             }
@@ -255,8 +325,19 @@ impl Refiner<'_> {
             let text = format!("{} {}", self.task, added.join(" "));
             state.embedding = self.embedder.embed(&[&text])?.remove(0);
         }
-        Ok(r)
+        Ok(())
     }
+}
+
+/// Files judged irrelevant (< [`IRRELEVANT`]) are excluded for good.
+fn exclude_irrelevant(state: &mut State, evals: &[Evaluation]) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in evals.iter().filter(|e| e.relevance < IRRELEVANT) {
+        if state.excluded.insert(e.file) {
+            out.push(e.path.clone());
+        }
+    }
+    out
 }
 
 /// Keywords and built-in names of common languages: syntax, not vocabulary.

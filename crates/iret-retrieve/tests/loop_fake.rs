@@ -2,8 +2,7 @@
 //! "throttle" means "rate" and "limiting", over a small generated repository.
 use iret_embed::FakeEmbedder;
 use iret_index::Index;
-use iret_retrieve::dispatch::Scope;
-use iret_retrieve::{run, Options, Query};
+use iret_retrieve::{run, Corpus, Options, Query, Scope};
 
 fn write(root: &std::path::Path, path: &str, text: &str) {
     let p = root.join(path);
@@ -15,7 +14,7 @@ fn embedder() -> FakeEmbedder {
     FakeEmbedder::new(256).with_concepts(&[&["rate", "throttle", "limiting"]])
 }
 
-fn repo() -> (tempfile::TempDir, tempfile::TempDir, Index) {
+fn repo() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
     let src = tempfile::tempdir().unwrap();
     let r = src.path();
     write(r, "src/net/throttle.ts", "export function throttle(maxRequests: number) {\n  return (req, res, next) => next();\n}\n");
@@ -38,7 +37,7 @@ fn repo() -> (tempfile::TempDir, tempfile::TempDir, Index) {
     );
     let idx = tempfile::tempdir().unwrap();
     iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Index::open(idx.path(), Some("fake")).unwrap();
+    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     (src, idx, index)
 }
 
@@ -198,7 +197,7 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
     write(r, "lib/other.rb", "module Other\n  def run\n  end\nend\n");
     let idx = tempfile::tempdir().unwrap();
     iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Index::open(idx.path(), Some("fake")).unwrap();
+    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     let out = run(
         &index,
         &embedder(),
@@ -211,7 +210,7 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
     .unwrap();
     let best = &out.evaluated[0];
     assert_eq!(best.path, "lib/sinatra/base.rb");
-    let first = &index.chunks[best.chunks[0].chunk as usize];
+    let first = &index.index.chunks[best.chunks[0].chunk as usize];
     assert!(
         first.defines.iter().any(|d| d == "Helpers"),
         "the Helpers chunk leads, not the Sinatra one: {first:?}"
@@ -234,12 +233,12 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
     );
     let idx = tempfile::tempdir().unwrap();
     iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Index::open(idx.path(), Some("fake")).unwrap();
+    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     let order = |task: &str| -> Vec<String> {
         let state = iret_retrieve::initial_state(&Query::new(task), &embedder()).unwrap();
         iret_retrieve::dispatch(&index, &state, &Default::default())
             .iter()
-            .map(|h| index.files[h.file as usize].path.clone())
+            .map(|h| index.index.files[h.file as usize].path.clone())
             .collect()
     };
     let plain = order("StringSchema parse");
@@ -254,8 +253,5 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
         named.iter().position(|p| p == "src/v4/string.ts").unwrap(),
     );
     assert!(v3 < v4, "the task names v3: {named:?}");
-    assert_eq!(
-        iret_retrieve::dispatch::older_versions(&index, &[]),
-        ["src/v3/"]
-    );
+    assert_eq!(index.facts.older_versions(&[]), ["src/v3/"]);
 }

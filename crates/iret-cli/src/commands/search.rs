@@ -2,7 +2,7 @@ use crate::Cli;
 use anyhow::Context;
 use iret_index::Index;
 use iret_retrieve::r#loop::CycleTrace;
-use iret_retrieve::{run, Options, Query};
+use iret_retrieve::{run, Corpus, Options, Query};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
@@ -110,7 +110,9 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         min_relevance: args.min_relevance,
         ..Options::default()
     };
-    let outcome = run(&index, &embedder, &query, &opts)?;
+    let corpus = Corpus::new(index);
+    let index = &corpus.index;
+    let outcome = run(&corpus, &embedder, &query, &opts)?;
     if args.trace {
         for c in &outcome.cycles {
             eprintln!("{}", trace_line(c));

@@ -1,5 +1,13 @@
 //! What a query asks for: the task, optional keywords and path globs, and an analysis
-//! of its words (content terms, code identifiers, symbol lookups).
+//! of its words (content terms, code identifiers, symbol lookups); the state a query is
+//! in between cycles ([`State`]) and its path scope ([`Scope`]).
+mod scope;
+mod state;
+pub mod words;
+
+pub use scope::Scope;
+pub use state::{initial_state, State};
+
 use iret_index::tokens::{identifiers, is_stopword, split_identifier, stem, tokenize};
 use serde::{Deserialize, Serialize};
 

@@ -1,0 +1,82 @@
+//! An opened index with the facts about it that every query needs, computed once per
+//! index rather than once per query: the version folders and the import graph.
+use crate::imports::ImportGraph;
+use iret_index::Index;
+use std::collections::HashMap;
+
+/// What retrieval searches: the index and its precomputed facts.
+pub struct Corpus {
+    pub index: Index,
+    pub facts: Facts,
+}
+
+impl Corpus {
+    pub fn new(index: Index) -> Self {
+        let facts = Facts::of(&index);
+        Self { index, facts }
+    }
+}
+
+/// Facts about the whole index.
+#[derive(Debug, Default)]
+pub struct Facts {
+    /// `parent/` → the versions found as `parent/vN/` folders.
+    versions: Vec<(String, Vec<u32>)>,
+    pub imports: ImportGraph,
+}
+
+impl Facts {
+    pub fn of(index: &Index) -> Self {
+        Self {
+            versions: version_folders(index),
+            imports: ImportGraph::of(index),
+        }
+    }
+
+    /// Folders of superseded versions: `v3/` when a sibling `v4/` exists (zod keeps v3
+    /// beside v4, API trees keep `v1/` beside `v2/`). Like legacy folders they are rarely
+    /// what a task is about, unless the task names that version (`named`). Returns `dir/`
+    /// prefixes.
+    pub fn older_versions(&self, named: &[u32]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (parent, versions) in &self.versions {
+            let newest = versions.iter().copied().max().unwrap_or(0);
+            for &v in versions {
+                if v < newest && !named.contains(&v) {
+                    out.push(format!("{parent}v{v}/"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// `vN` as a folder name (at most three digits).
+fn version(name: &str) -> Option<u32> {
+    name.strip_prefix('v')
+        .or_else(|| name.strip_prefix('V'))
+        .filter(|n| !n.is_empty() && n.len() <= 3)
+        .and_then(|n| n.parse().ok())
+}
+
+fn version_folders(index: &Index) -> Vec<(String, Vec<u32>)> {
+    let mut seen: HashMap<&str, Vec<u32>> = HashMap::new();
+    for f in &index.files {
+        let mut start = 0;
+        for (i, _) in f.path.match_indices('/') {
+            if let Some(v) = version(&f.path[start..i]) {
+                let list = seen.entry(&f.path[..start]).or_default();
+                if !list.contains(&v) {
+                    list.push(v);
+                }
+            }
+            start = i + 1;
+        }
+    }
+    let mut out: Vec<(String, Vec<u32>)> = seen
+        .into_iter()
+        .map(|(parent, vs)| (parent.to_string(), vs))
+        .collect();
+    out.sort();
+    out
+}

@@ -1,0 +1,36 @@
+//! What dispatch finds: chunks, grouped into files with the signals that ranked them.
+use serde::Serialize;
+
+/// Which leg found a chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leg {
+    Vector,
+    Keyword,
+    Both,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChunkHit {
+    pub chunk: u32,
+    pub score: f32,
+    pub cosine: f32,
+    pub bm25: f32,
+    pub leg: Leg,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FileHit {
+    pub file: u32,
+    pub score: f32,
+    /// Best chunks first (at most 3).
+    pub chunks: Vec<ChunkHit>,
+    /// Query identifiers this file defines.
+    pub defines: Vec<String>,
+    /// Query words in the file name / directories.
+    pub name_words: Vec<String>,
+    pub path_words: Vec<String>,
+    pub noise: bool,
+    /// Refine aimed at this file (it imports, or is imported by, a relevant file).
+    pub focused: bool,
+}

@@ -1,0 +1,56 @@
+//! Ranking knobs. Defaults are what the dev benchmark supports (see BENCHMARKS.md); every
+//! signal can be switched off for the ablation in `iret bench`.
+use iret_index::bm25::Bm25Params;
+
+/// How the two legs are combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fusion {
+    /// Reciprocal-rank fusion with constant k.
+    Rrf(f32),
+    /// Weighted sum of min-max normalised scores.
+    MinMax,
+}
+
+#[derive(Debug, Clone)]
+pub struct Params {
+    pub vector_k: usize,
+    pub keyword_k: usize,
+    pub fusion: Fusion,
+    /// Weight of the vector leg for natural-language queries (keyword leg: 1 - this).
+    pub vector_weight: f32,
+    /// Weight of the vector leg for symbol lookups.
+    pub symbol_vector_weight: f32,
+    pub use_vectors: bool,
+    pub use_keywords: bool,
+    pub bm25: Bm25Params,
+    /// Weight of a file's 2nd and 3rd best chunks (per-file coherence).
+    pub coherence: f32,
+    /// Bonus when a file defines an identifier the query names.
+    pub define_boost: f32,
+    /// Bonus for file-name words that match the query's content words.
+    pub name_boost: f32,
+    /// Bonus for directory words that match.
+    pub path_boost: f32,
+    /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
+    pub noise_factor: f32,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            vector_k: 200,
+            keyword_k: 200,
+            fusion: Fusion::MinMax,
+            vector_weight: 0.6,
+            symbol_vector_weight: 0.3,
+            use_vectors: true,
+            use_keywords: true,
+            bm25: Bm25Params { k1: 1.5, b: 0.75 },
+            coherence: 0.25,
+            define_boost: 0.3,
+            name_boost: 0.25,
+            path_boost: 0.1,
+            noise_factor: 0.7,
+        }
+    }
+}

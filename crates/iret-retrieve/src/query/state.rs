@@ -1,0 +1,43 @@
+//! The query as dispatch sees it: refine changes it between cycles.
+use super::{analyse, Analysis, Query, Scope};
+use iret_embed::Embedder;
+use std::collections::{HashMap, HashSet};
+
+#[derive(Debug, Clone)]
+pub struct State {
+    pub embedding: Vec<f32>,
+    /// BM25 terms with weights.
+    pub terms: Vec<(String, f32)>,
+    /// Analysis of the original task (drives query-type and structural signals).
+    pub analysis: Analysis,
+    pub scope: Scope,
+    /// Files that must not come back (scored irrelevant in an earlier cycle).
+    pub excluded: HashSet<u32>,
+    /// Files refine aims at (imports of relevant files), with a bonus.
+    pub focus: HashMap<u32, f32>,
+}
+
+/// The starting state for `query`: analysed words, embedding, keywords, scope.
+pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<State> {
+    let full = if query.keywords.is_empty() {
+        query.task.clone()
+    } else {
+        format!("{} {}", query.task, query.keywords.join(" "))
+    };
+    let analysis = analyse(&full);
+    let mut terms: Vec<(String, f32)> = Vec::new();
+    for t in &analysis.terms {
+        if !terms.iter().any(|(x, _)| x == t) {
+            terms.push((t.clone(), 1.0));
+        }
+    }
+    let embedding = embedder.embed(&[&full])?.remove(0);
+    Ok(State {
+        embedding,
+        terms,
+        analysis,
+        scope: Scope::new(&query.include, &query.exclude)?,
+        excluded: HashSet::new(),
+        focus: HashMap::new(),
+    })
+}

@@ -1,0 +1,87 @@
+//! Definitions: a file that defines what the query names (`TRPCError`, `Sinatra::Helpers`)
+//! is where the thing lives; its defining chunk represents it.
+use super::file_stem;
+use crate::hits::{ChunkHit, Leg};
+use iret_index::Index;
+use std::ops::Range;
+
+fn chunk_range(index: &Index, file: u32) -> Range<usize> {
+    let f = &index.files[file as usize];
+    f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize
+}
+
+/// The query identifiers (lower-case) that `file` defines.
+pub fn defined(index: &Index, file: u32, identifiers: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in &index.chunks[chunk_range(index, file)] {
+        for d in &c.defines {
+            let dl = d.to_lowercase();
+            if identifiers.contains(&dl) && !out.contains(&dl) {
+                out.push(dl);
+            }
+        }
+    }
+    out
+}
+
+/// Puts the defining chunk first, ahead of chunks that only use the name. The chunk
+/// defining the most specific name the query gives wins: in `Sinatra::Helpers` or
+/// `pkg.Class`, the last part (then the earliest chunk).
+pub fn lead_with_definition(
+    index: &Index,
+    file: u32,
+    identifiers: &[String],
+    embedding: &[f32],
+    chunks: &mut Vec<ChunkHit>,
+) {
+    let specificity = |c: usize| {
+        index.chunks[c]
+            .defines
+            .iter()
+            .filter_map(|d| {
+                let dl = d.to_lowercase();
+                identifiers.iter().position(|i| *i == dl)
+            })
+            .max()
+    };
+    let best = chunk_range(index, file)
+        .filter_map(|c| specificity(c).map(|s| (s, c)))
+        .max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    let Some((_, def)) = best else {
+        return;
+    };
+    match chunks.iter().position(|h| h.chunk as usize == def) {
+        Some(0) => {}
+        Some(i) => {
+            let h = chunks.remove(i);
+            chunks.insert(0, h);
+        }
+        None => {
+            let cosine = if embedding.is_empty() {
+                0.0
+            } else {
+                iret_embed::dot(embedding, index.vectors.get(def))
+            };
+            let score = chunks.first().map_or(0.0, |c| c.score);
+            chunks.insert(
+                0,
+                ChunkHit {
+                    chunk: def as u32,
+                    score,
+                    cosine,
+                    bm25: 0.0,
+                    leg: Leg::Keyword,
+                },
+            );
+            chunks.truncate(3);
+        }
+    }
+}
+
+/// `weight` for defining a query name; half as much again when the file is named after
+/// it (`TRPCError.ts` defining `TRPCError`).
+pub fn bonus(path: &str, defines: &[String], weight: f32) -> f32 {
+    let stem = file_stem(path).to_lowercase().replace(['_', '-'], "");
+    let named = defines.iter().any(|d| stem == d.replace('_', ""));
+    weight * if named { 1.5 } else { 1.0 }
+}

@@ -1,0 +1,93 @@
+//! Ranking signals: how dispatch turns a file's fused chunks into a file score. One
+//! module per signal, each a small function with its weight in [`Params`]:
+//!
+//! * [`coherence`] — the best chunk plus a share of the next two;
+//! * [`definitions`] — the file defines an identifier the query names (that chunk leads);
+//! * [`names`] — the file name or its folders say the query's words;
+//! * [`noise`] — tests, examples, legacy and superseded code are damped;
+//! * focus — refine aimed at the file (an import neighbour of a relevant file).
+pub mod coherence;
+pub mod definitions;
+pub mod names;
+pub mod noise;
+
+use crate::corpus::Corpus;
+use crate::hits::{ChunkHit, FileHit};
+use crate::params::Params;
+use crate::query::{words::wants_noise, State};
+use std::collections::HashSet;
+
+/// The query-wide inputs of the signals, computed once per dispatch.
+pub(crate) struct Signals<'a> {
+    corpus: &'a Corpus,
+    state: &'a State,
+    params: &'a Params,
+    /// Task terms and the codebase words refine learned for them (stemmed).
+    query_stems: HashSet<String>,
+    /// The task asks for tests or examples: noise is not damped.
+    wants_noise: bool,
+    /// Superseded version folders the task does not name.
+    older: Vec<String>,
+}
+
+impl<'a> Signals<'a> {
+    pub(crate) fn new(corpus: &'a Corpus, state: &'a State, params: &'a Params) -> Self {
+        Self {
+            corpus,
+            state,
+            params,
+            query_stems: state.terms.iter().map(|(t, _)| t.clone()).collect(),
+            wants_noise: wants_noise(&state.analysis.concepts),
+            older: corpus.facts.older_versions(&state.analysis.versions),
+        }
+    }
+
+    /// Ranks one file from its fused chunks.
+    pub(crate) fn rank(&self, file: u32, chunks: Vec<ChunkHit>) -> FileHit {
+        let index = &self.corpus.index;
+        let p = self.params;
+        let path = index.files[file as usize].path.as_str();
+        let mut chunks = coherence::best_chunks(chunks);
+        let mut score = coherence::score(&chunks, p.coherence);
+
+        let identifiers = &self.state.analysis.identifiers;
+        let defines = definitions::defined(index, file, identifiers);
+        if !defines.is_empty() {
+            definitions::lead_with_definition(
+                index,
+                file,
+                identifiers,
+                &self.state.embedding,
+                &mut chunks,
+            );
+            score += definitions::bonus(path, &defines, p.define_boost);
+        }
+        let name_words = names::file_name_words(path, &self.query_stems);
+        score += names::name_bonus(path, &name_words, p.name_boost);
+        let path_words = names::folder_words(path, &self.query_stems);
+        score += names::path_bonus(&path_words, p.path_boost);
+
+        let noise = noise::is_noise(path, &self.state.analysis.concepts, &self.older);
+        if noise && !self.wants_noise {
+            score *= p.noise_factor;
+        }
+        let focus = self.state.focus.get(&file).copied();
+        score += focus.unwrap_or(0.0);
+        FileHit {
+            file,
+            score,
+            chunks,
+            defines,
+            name_words,
+            path_words,
+            noise,
+            focused: focus.is_some(),
+        }
+    }
+}
+
+/// The file name without folders and extensions: `src/auth.test.ts` → `auth`.
+pub(crate) fn file_stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.split('.').next().unwrap_or(name)
+}

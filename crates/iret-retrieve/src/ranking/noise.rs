@@ -1,0 +1,121 @@
+//! Noise: tests, examples, declaration files, docs, legacy code and superseded version
+//! folders are rarely what a task is about; dispatch damps them unless the task asks.
+use super::file_stem;
+use iret_index::tokens::split_identifier;
+
+const NOISE_DIRS: &[&str] = &[
+    "test",
+    "tests",
+    "__tests__",
+    "spec",
+    "specs",
+    "example",
+    "examples",
+    "docs",
+    "doc",
+    "benchmark",
+    "benchmarks",
+    "bench",
+    "fixtures",
+    "testdata",
+    "mocks",
+    "generated",
+    "samples",
+    "demo",
+];
+
+/// Words that mark legacy code in a folder or file name.
+const LEGACY_WORDS: &[&str] = &["legacy", "deprecated", "compat"];
+
+/// Tests, examples, declaration files, docs, generated code: rarely what a task is about.
+pub fn is_noise_path(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    if lower.ends_with(".d.ts")
+        || lower.contains(".test.")
+        || lower.contains(".spec.")
+        || lower.contains("_test.")
+    {
+        return true;
+    }
+    let file = lower.rsplit('/').next().unwrap_or("");
+    if file.starts_with("test_") || file.ends_with("test.java") || file.ends_with("tests.cs") {
+        return true;
+    }
+    lower
+        .split('/')
+        .rev()
+        .skip(1)
+        .any(|d| NOISE_DIRS.contains(&d))
+}
+
+/// Legacy code by its name: a folder (`legacy/`, `compat/`) or a file
+/// (`HttpCacheLegacy.kt`, `deprecated.go`), unless the task speaks of it
+/// ("compatibility", "deprecated fields").
+pub fn is_legacy(path: &str, concepts: &[String]) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let dirs = lower.split('/').rev().skip(1).map(str::to_string);
+    let file_words = split_identifier(file_stem(path))
+        .into_iter()
+        .map(str::to_lowercase);
+    dirs.chain(file_words).any(|w| {
+        LEGACY_WORDS.contains(&w.as_str()) && !concepts.iter().any(|c| c.starts_with(&w[..6]))
+    })
+}
+
+/// Noise of any kind: by its path, as legacy code, or inside a superseded version folder
+/// (`older`, `dir/` prefixes).
+pub fn is_noise(path: &str, concepts: &[String], older: &[String]) -> bool {
+    is_noise_path(path)
+        || is_legacy(path, concepts)
+        || older.iter().any(|d| path.starts_with(d.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn noise_paths() {
+        for p in [
+            "src/auth.test.ts",
+            "types/index.d.ts",
+            "tests/test_app.py",
+            "lib/examples/demo.js",
+        ] {
+            assert!(is_noise_path(p), "{p}");
+        }
+        for p in [
+            "src/auth.ts",
+            "src/contest/rules.py",
+            "lib/testing_utils.rs",
+        ] {
+            assert!(!is_noise_path(p), "{p}");
+        }
+    }
+
+    #[test]
+    fn legacy_folders_and_files_unless_the_task_speaks_of_them() {
+        let none: Vec<String> = Vec::new();
+        for p in [
+            "cache/HttpCacheLegacy.kt",
+            "gin/deprecated.go",
+            "v4/classic/compat.ts",
+            "auth/legacy_auth.py",
+            "src/legacy/auth.ts",
+            "src/compat/shim.ts",
+        ] {
+            assert!(is_legacy(p, &none), "{p}");
+        }
+        for p in [
+            "cache/HttpCache.kt",
+            "src/compatible.rs",
+            "src/legacyish.rs",
+        ] {
+            assert!(!is_legacy(p, &none), "{p}");
+        }
+        let asks = |w: &str| vec![w.to_string()];
+        assert!(!is_legacy("v4/classic/compat.ts", &asks("compatibility")));
+        assert!(!is_legacy("src/deprecated.rs", &asks("deprecated")));
+        assert!(!is_legacy("cache/HttpCacheLegacy.kt", &asks("legacy")));
+    }
+}
