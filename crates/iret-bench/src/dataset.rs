@@ -44,12 +44,21 @@ pub struct Task {
     pub secondary: Vec<Target>,
     #[serde(default)]
     pub category: Option<String>,
+    /// Vocabulary-gap sets: `true` when the task avoids the code's words, `false` for a
+    /// control that uses them; absent elsewhere.
+    #[serde(default)]
+    pub vocab_gap: Option<bool>,
 }
 
 impl Task {
     /// Relevant then secondary, all with gain 1.
     pub fn targets(&self) -> Vec<&Target> {
         self.relevant.iter().chain(&self.secondary).collect()
+    }
+
+    /// `gap` or `control` for a vocabulary-gap set's tasks.
+    pub fn group(&self) -> Option<&'static str> {
+        self.vocab_gap.map(|g| if g { "gap" } else { "control" })
     }
 
     /// The category as PROTOCOL.md defines it (`api`/`keyword` kept as given; missing → inferred).

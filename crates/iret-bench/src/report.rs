@@ -24,6 +24,80 @@ pub struct ModeSummary {
     pub latency_p95_ms: f64,
     /// Iterative: share of files scored ≥ 0.7 that are targets, and of targets that reach 0.7.
     pub calibration: Option<(f64, f64)>,
+    /// Vocabulary-gap sets: `gap` and `control` tasks apart (mean per repo, then over repos).
+    pub per_group: BTreeMap<String, GroupSummary>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GroupSummary {
+    pub ndcg10: f64,
+    pub queries: usize,
+    /// Iterative: as [`ModeSummary::calibration`], over this group's tasks.
+    pub calibration: Option<(f64, f64)>,
+}
+
+/// Calibration counts: files scored ≥ 0.7, those hitting a target, targets, targets ≥ 0.7.
+#[derive(Default, Clone, Copy)]
+struct Strong {
+    files: usize,
+    hits: usize,
+    targets: usize,
+    targets_strong: usize,
+}
+
+impl Strong {
+    fn add(&mut self, r: &QueryResult) {
+        self.files += r.strong_files;
+        self.hits += r.strong_hits;
+        self.targets += r.targets;
+        self.targets_strong += r.targets_strong;
+    }
+    fn shares(&self) -> (f64, f64) {
+        (
+            self.hits as f64 / self.files.max(1) as f64,
+            self.targets_strong as f64 / self.targets.max(1) as f64,
+        )
+    }
+}
+
+fn is_iterative(mode: &str) -> bool {
+    mode.starts_with("iterative")
+}
+
+/// Gap and control tasks apart: per repo, then over repos.
+fn groups(runs: &[RepoRun], mode: &str) -> BTreeMap<String, GroupSummary> {
+    let mut repo_means: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut counts: BTreeMap<String, (usize, Strong)> = BTreeMap::new();
+    for run in runs {
+        let mut by: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for r in run.results.iter().filter(|r| r.mode == mode) {
+            let Some(g) = r.group.as_deref() else {
+                continue;
+            };
+            by.entry(g).or_default().push(r.ndcg10);
+            let c = counts.entry(g.to_string()).or_default();
+            c.0 += 1;
+            c.1.add(r);
+        }
+        for (g, v) in by {
+            repo_means
+                .entry(g.to_string())
+                .or_default()
+                .push(mean(v.into_iter()));
+        }
+    }
+    repo_means
+        .into_iter()
+        .map(|(g, v)| {
+            let (queries, strong) = counts[&g];
+            let summary = GroupSummary {
+                ndcg10: mean(v.into_iter()),
+                queries,
+                calibration: is_iterative(mode).then(|| strong.shares()),
+            };
+            (g, summary)
+        })
+        .collect()
 }
 
 fn mean(xs: impl Iterator<Item = f64>) -> f64 {
@@ -67,7 +141,7 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
             let mut lang: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             let mut cat: BTreeMap<String, Vec<f64>> = BTreeMap::new();
             let mut lat = Vec::new();
-            let (mut sf, mut sh, mut t, mut ts) = (0, 0, 0, 0);
+            let mut strong = Strong::default();
             for run in runs {
                 let rs: Vec<&QueryResult> = run.results.iter().filter(|r| r.mode == mode).collect();
                 if rs.is_empty() {
@@ -79,10 +153,7 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
                 for r in &rs {
                     cats.entry(r.category.as_str()).or_default().push(r.ndcg10);
                     lat.push(r.latency_ms);
-                    sf += r.strong_files;
-                    sh += r.strong_hits;
-                    t += r.targets;
-                    ts += r.targets_strong;
+                    strong.add(r);
                 }
                 for (c, v) in cats {
                     cat.entry(c.to_string())
@@ -98,8 +169,8 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
                 mrr: mean(per_repo.values().map(|s| s.mrr)),
             };
             ModeSummary {
-                calibration: (mode == "iterative")
-                    .then(|| (sh as f64 / sf.max(1) as f64, ts as f64 / t.max(1) as f64)),
+                calibration: is_iterative(&mode).then(|| strong.shares()),
+                per_group: groups(runs, &mode),
                 mode,
                 overall,
                 per_repo,
@@ -191,6 +262,26 @@ pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
         }
         out.push('\n');
     }
+    let group_names: Vec<&String> = summary
+        .first()
+        .map(|s| s.per_group.keys().collect())
+        .unwrap_or_default();
+    if !group_names.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nvocabulary gap (NDCG@10, mean per repo, then over repos)"
+        );
+        head(&mut out, "tasks");
+        for g in &group_names {
+            let n = summary[0].per_group[*g].queries;
+            let _ = write!(out, "{:<20}", format!("{g} (n={n})"));
+            for s in summary {
+                let v = s.per_group.get(*g).map_or(f64::NAN, |x| x.ndcg10);
+                let _ = write!(out, " {v:>11.4}");
+            }
+            out.push('\n');
+        }
+    }
     let _ = writeln!(out, "\noverall (mean over repos)");
     head(&mut out, "metric");
     for (name, f) in [
@@ -214,6 +305,77 @@ pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
         if let Some((p, r)) = s.calibration {
             let _ = writeln!(out, "\ncalibration ({}): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7", s.mode, p * 100.0, r * 100.0);
         }
+        for (g, gs) in &s.per_group {
+            if let Some((p, r)) = gs.calibration {
+                let _ = writeln!(out, "calibration ({}, {g} tasks): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7", s.mode, p * 100.0, r * 100.0);
+            }
+        }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(mode: &str, group: Option<&str>, ndcg10: f64, strong: (usize, usize)) -> QueryResult {
+        QueryResult {
+            query: String::new(),
+            category: "semantic".into(),
+            group: group.map(String::from),
+            mode: mode.into(),
+            ndcg10,
+            recall5: 0.0,
+            recall10: 0.0,
+            mrr: 0.0,
+            latency_ms: 1.0,
+            strong_files: strong.0,
+            strong_hits: strong.1,
+            targets: 2,
+            targets_strong: strong.1,
+        }
+    }
+
+    fn repo(name: &str, results: Vec<QueryResult>) -> RepoRun {
+        RepoRun {
+            name: name.into(),
+            language: "go".into(),
+            files: 1,
+            chunks: 1,
+            index_seconds: None,
+            embedded: 0,
+            results,
+        }
+    }
+
+    #[test]
+    fn gap_and_control_tasks_are_reported_apart_per_repo_then_over_repos() {
+        let runs = [
+            repo(
+                "a",
+                vec![
+                    result("iterative", Some("gap"), 0.2, (2, 1)),
+                    result("iterative", Some("gap"), 0.4, (1, 0)),
+                    result("iterative", Some("control"), 1.0, (1, 1)),
+                ],
+            ),
+            repo("b", vec![result("iterative", Some("gap"), 0.9, (1, 1))]),
+        ];
+        let s = &summarise(&runs)[0];
+        let gap = &s.per_group["gap"];
+        // Repo a: (0.2 + 0.4) / 2 = 0.3; repo b: 0.9; over repos 0.6.
+        assert!((gap.ndcg10 - 0.6).abs() < 1e-9, "{}", gap.ndcg10);
+        assert_eq!(gap.queries, 3);
+        // 4 strong files of which 2 hit; 6 targets of which 2 strong.
+        assert_eq!(gap.calibration, Some((0.5, 2.0 / 6.0)));
+        assert_eq!(s.per_group["control"].queries, 1);
+        assert!(table(&runs, &summarise(&runs)).contains("gap (n=3)"));
+    }
+
+    #[test]
+    fn sets_without_gap_labels_have_no_groups() {
+        let runs = [repo("a", vec![result("hybrid", None, 0.5, (0, 0))])];
+        assert!(summarise(&runs)[0].per_group.is_empty());
+        assert!(!table(&runs, &summarise(&runs)).contains("vocabulary gap"));
+    }
 }

@@ -181,6 +181,9 @@ impl Mode {
 pub struct QueryResult {
     pub query: String,
     pub category: String,
+    /// `gap` or `control` on a vocabulary-gap set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
     pub mode: String,
     pub ndcg10: f64,
     pub recall5: f64,
@@ -410,6 +413,7 @@ fn score_query(
     Ok(QueryResult {
         query: task.query.clone(),
         category: task.category(),
+        group: task.group().map(String::from),
         mode: mode.name.clone(),
         ndcg10: ndcg_at(&results, &targets, 10),
         recall5: recall_at(&results, &targets, 5),
