@@ -87,12 +87,26 @@ fn rate_limiting_task_learns_throttle_and_middleware() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|t| t.as_str().unwrap().to_string())
+                .map(|t| t["word"].as_str().unwrap().to_string())
         })
         .collect();
+    // In the codebase's words (not stems), each with its source file.
     assert!(
-        learned.iter().any(|t| t.starts_with("throttl")),
+        learned
+            .iter()
+            .any(|t| t.to_lowercase().starts_with("throttle")),
         "learns throttle from the codebase: {learned:?}"
+    );
+    let learned_files: Vec<&str> = doc["cycles"][0]["refinement"]["learned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|pair| pair[1].as_array().unwrap().iter())
+        .map(|t| t["file"].as_str().unwrap())
+        .collect();
+    assert!(
+        learned_files.iter().all(|f| f.starts_with("src/")),
+        "{learned_files:?}"
     );
     let terms2: Vec<&str> = doc["cycles"][1]["terms"]
         .as_array()

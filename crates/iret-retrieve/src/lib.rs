@@ -18,6 +18,7 @@ pub mod params;
 pub mod query;
 pub mod ranking;
 pub mod refine;
+pub mod terms;
 
 pub use corpus::Corpus;
 pub use dispatch::dispatch;
@@ -26,6 +27,7 @@ pub use hits::{ChunkHit, FileHit, Leg};
 pub use params::{Fusion, Params};
 pub use query::{initial_state, Query, Scope, State};
 pub use r#loop::{run, Options, Outcome};
+pub use terms::Term;
 
 /// Single-shot search (dispatch only): files best first.
 pub fn search_once(

@@ -10,6 +10,7 @@ use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::imports::import_lines;
 use crate::query::State;
+use crate::terms::Term;
 use iret_embed::Embedder;
 use iret_index::tokens::stem;
 use iret_index::vocab::words;
@@ -31,23 +32,44 @@ pub struct Refinement {
     /// Concepts nothing relevant covered.
     pub gaps: Vec<String>,
     /// concept → learned codebase terms.
-    pub learned: Vec<(String, Vec<String>)>,
+    pub learned: Vec<(String, Vec<Term>)>,
     /// Identifiers harvested from relevant chunks.
-    pub harvested: Vec<String>,
+    pub harvested: Vec<Term>,
     pub excluded: Vec<String>,
     pub focus: Vec<String>,
 }
 
 impl Refinement {
+    /// The stems added to the query: learned aliases, then harvested words.
     pub fn added_terms(&self) -> Vec<String> {
-        let mut t: Vec<String> = self
+        let mut t: Vec<String> = Vec::new();
+        for term in self
             .learned
             .iter()
-            .flat_map(|(_, a)| a.iter().cloned())
-            .collect();
-        t.extend(self.harvested.iter().cloned());
-        t.dedup();
+            .flat_map(|(_, a)| a)
+            .chain(&self.harvested)
+        {
+            if !t.contains(&term.stem) {
+                t.push(term.stem.clone());
+            }
+        }
         t
+    }
+
+    /// The added terms as the code writes them, with their files.
+    pub fn added_words(&self) -> Vec<&Term> {
+        let mut out: Vec<&Term> = Vec::new();
+        for term in self
+            .learned
+            .iter()
+            .flat_map(|(_, a)| a)
+            .chain(&self.harvested)
+        {
+            if !out.iter().any(|t| t.stem == term.stem) {
+                out.push(term);
+            }
+        }
+        out
     }
     pub fn is_empty(&self) -> bool {
         self.learned.is_empty() && self.harvested.is_empty() && self.focus.is_empty()
@@ -132,7 +154,7 @@ impl<'a> Refiner<'a> {
         state: &State,
         concepts: &mut Concepts,
         gaps: &[String],
-    ) -> anyhow::Result<Vec<(String, Vec<String>)>> {
+    ) -> anyhow::Result<Vec<(String, Vec<Term>)>> {
         let probes = self.probes(&concepts.words, gaps);
         let index = self.index();
         if probes.is_empty() || index.vocab.terms.is_empty() {
@@ -164,7 +186,22 @@ impl<'a> Refiner<'a> {
                 }
             }
         }
-        Ok(learned)
+        Ok(learned
+            .into_iter()
+            .map(|(concept, stems)| {
+                let terms = stems
+                    .iter()
+                    .map(|s| {
+                        Term::in_codebase(index, s).unwrap_or_else(|| Term {
+                            word: s.clone(),
+                            file: String::new(),
+                            stem: s.clone(),
+                        })
+                    })
+                    .collect();
+                (concept, terms)
+            })
+            .collect())
     }
 
     /// (concepts, probe text) for the gaps not tried before: adjacent gaps as a phrase.
@@ -218,7 +255,7 @@ impl<'a> Refiner<'a> {
 
     /// Distinctive words of the related files' best chunks, folders and imports.
     /// (Skipping this for symbol lookups was measured: no better on the dev benchmark.)
-    fn harvest(&self, state: &State, evals: &[Evaluation], learned: &[String]) -> Vec<String> {
+    fn harvest(&self, state: &State, evals: &[Evaluation], learned: &[String]) -> Vec<Term> {
         let index = self.index();
         let strong: Vec<&Evaluation> = evals
             .iter()
@@ -233,8 +270,11 @@ impl<'a> Refiner<'a> {
             .chain(learned.iter().cloned())
             .collect();
         let mut counts: HashMap<String, usize> = HashMap::new();
+        // The most relevant file a word came from.
+        let mut origin: HashMap<String, u32> = HashMap::new();
         for e in &strong {
             for w in self.file_words(e) {
+                origin.entry(w.clone()).or_insert(e.file);
                 *counts.entry(w).or_default() += 1;
             }
         }
@@ -266,7 +306,11 @@ impl<'a> Refiner<'a> {
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        harvest.into_iter().take(HARVEST).map(|(w, _)| w).collect()
+        harvest
+            .into_iter()
+            .take(HARVEST)
+            .map(|(w, _)| Term::in_file(index, origin[&w], &w))
+            .collect()
     }
 
     /// A related file's distinct words (stemmed): its folder names (code is organised by

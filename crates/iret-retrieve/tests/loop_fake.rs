@@ -86,11 +86,25 @@ fn refine_learns_the_codebase_word_for_a_gap_and_excludes_irrelevant_files() {
     )
     .unwrap();
     let first = out.cycles[0].refinement.as_ref().expect("cycle 1 refines");
-    let learned: Vec<&String> = first.learned.iter().flat_map(|(_, t)| t).collect();
+    let learned: Vec<&iret_retrieve::Term> = first.learned.iter().flat_map(|(_, t)| t).collect();
     assert!(
-        learned.iter().any(|t| t.starts_with("throttl")),
+        learned.iter().any(|t| t.stem.starts_with("throttl")),
         "learned {learned:?}"
     );
+    // Said in the codebase's words, with the file they come from.
+    let throttle = learned
+        .iter()
+        .find(|t| t.stem.starts_with("throttl"))
+        .unwrap();
+    assert_eq!(throttle.word, "throttle", "{throttle:?}");
+    assert!(throttle.file.starts_with("src/net/"), "{throttle:?}");
+    for t in first.added_words() {
+        assert!(!t.file.is_empty(), "{t:?} has no source file");
+        assert!(
+            index.index.chunks.iter().any(|c| c.text.contains(&t.word)),
+            "{t:?} is not a word of the code"
+        );
+    }
     assert!(out
         .concepts
         .aliases

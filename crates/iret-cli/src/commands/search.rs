@@ -213,9 +213,16 @@ fn trace_line(c: &CycleTrace) -> String {
         evals.join(", ")
     );
     if let Some(r) = &c.refinement {
-        let added = r.added_terms();
+        let added: Vec<String> = r
+            .added_words()
+            .iter()
+            .map(|t| match t.file.rsplit('/').next() {
+                Some(f) if !f.is_empty() => format!("+{} ({f})", t.word),
+                _ => format!("+{}", t.word),
+            })
+            .collect();
         if !added.is_empty() {
-            s.push_str(&format!("  refine +{}", added.join(" +")));
+            s.push_str(&format!("  refine {}", added.join(" ")));
         }
         if !r.focus.is_empty() {
             s.push_str(&format!(" focus {}", r.focus.len()));
