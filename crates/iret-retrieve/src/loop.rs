@@ -5,7 +5,7 @@ use crate::dispatch::dispatch;
 use crate::evaluate::{Concepts, Evaluation, Evaluator, FileTokens};
 use crate::hits::FileHit;
 use crate::params::Params;
-use crate::query::{initial_state, words::target_concepts, Query};
+use crate::query::{initial_state, words::target_concepts, Query, State};
 use crate::refine::{Refinement, Refiner};
 use iret_embed::Embedder;
 use iret_index::Index;
@@ -175,6 +175,8 @@ pub fn run(
         };
         let stop = if enough(index, &ranked, &concepts, &mut memory.tokens, opts) {
             Some("enough context")
+        } else if cycle == 1 && symbol_answered(&state, &hits, &evals, opts) {
+            Some("symbol found")
         } else if cycle == last {
             Some("cycle limit")
         } else {
@@ -203,6 +205,19 @@ pub fn run(
         cycles,
         concepts,
     })
+}
+
+/// A symbol lookup (`TRPCError`, `Sinatra::Helpers`) is answered when dispatch's best
+/// file defines the name and is judged strong: later cycles would only re-rank around it.
+fn symbol_answered(state: &State, hits: &[FileHit], evals: &[Evaluation], opts: &Options) -> bool {
+    let Some(best) = hits.first() else {
+        return false;
+    };
+    state.analysis.is_symbol
+        && !best.defines.is_empty()
+        && evals
+            .iter()
+            .any(|e| e.file == best.file && e.relevance >= opts.strong)
 }
 
 /// The stop rule: `opts.enough` files reach `opts.strong` and every concept the codebase

@@ -170,6 +170,29 @@ fn the_loop_stops_early_with_enough_context_and_never_exceeds_the_cycle_limit() 
 }
 
 #[test]
+fn a_symbol_lookup_answered_in_cycle_one_stops_there() {
+    let (_s, _i, index) = repo();
+    // `enough` out of reach: only the symbol rule can stop the loop before its limit.
+    let opts = Options {
+        enough: 100,
+        ..Options::default()
+    };
+    let out = run(&index, &embedder(), &Query::new("TokenParser"), &opts).unwrap();
+    assert_eq!(out.cycles.len(), 1, "{:?}", out.cycles);
+    assert_eq!(out.cycles[0].stop.as_deref(), Some("symbol found"));
+    assert!(out.evaluated[0].path.ends_with("TokenParser.ts"));
+    // A task in words is not a symbol lookup: it goes on.
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("rate limiting for the api"),
+        &opts,
+    )
+    .unwrap();
+    assert!(out.cycles.len() > 1, "{:?}", out.cycles);
+}
+
+#[test]
 fn scope_globs() {
     let s = Scope::new(&["src/net/**".into()], &[]).unwrap();
     assert!(s.allows("src/net/throttle.ts") && !s.allows("src/billing/tax.ts"));
