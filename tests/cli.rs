@@ -81,12 +81,101 @@ fn stdin_json_query() {
 }
 
 #[test]
-fn search_without_an_index_says_to_run_iret_index() {
+fn search_with_no_index_allowed_says_to_run_iret_index() {
     let dir = tempfile::tempdir().unwrap();
-    let out = run(iret().args(["search", "anything", "-C"]).arg(dir.path()));
+    let out = run(iret()
+        .args(["search", "anything", "--no-index", "-C"])
+        .arg(dir.path()));
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("iret index"), "{err}");
+    assert!(!dir.path().join(".iret/CURRENT").exists());
+}
+
+#[test]
+fn search_in_a_repository_never_indexed_indexes_it_first() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    // A working tree may hold an index of the fixture (the README's first command).
+    let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
+    let out = run(iret()
+        .args(["search", "token expiry", "--json", "-C"])
+        .arg(dir.path()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("indexing it first"), "{err}");
+    assert!(dir.path().join(".iret/CURRENT").is_file());
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        paths(&doc).iter().any(|p| p.starts_with("src/auth/")),
+        "{doc}"
+    );
+}
+
+#[test]
+fn search_and_status_from_a_subdirectory_use_the_repository_index() {
+    let root = indexed_fixture();
+    let sub = root.join("src/auth");
+    let out = run(iret()
+        .args(["search", "token expiry", "--json", "--no-index"])
+        .current_dir(&sub));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Paths are relative to the repository root, not to the subdirectory.
+    assert!(
+        paths(&doc).iter().any(|p| p == "src/auth/tokens.ts"),
+        "{doc}"
+    );
+    assert!(!sub.join(".iret").exists());
+    let out = run(iret().args(["status", "--json"]).current_dir(&sub));
+    assert!(out.status.success());
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(s["files"].as_u64().unwrap() > 10, "{s}");
+}
+
+#[test]
+fn budget_packs_whole_chunks_within_about_n_tokens() {
+    let doc = search_json(
+        indexed_fixture(),
+        "Fix the authentication token expiry bug",
+        &["--budget", "200"],
+    );
+    let b = &doc["budget"];
+    assert_eq!(b["limit"], 200);
+    let used = b["tokens"].as_u64().unwrap();
+    assert!(used > 0 && used <= 200, "{b}");
+    assert!(!b["omitted"].as_array().unwrap().is_empty(), "{b}");
+    let kept: u64 = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["chunks"].as_array().unwrap())
+        .map(|c| c["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(kept, used);
+}
+
+#[test]
+fn json_scores_are_rounded_and_the_order_follows_relevance() {
+    let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0"]);
+    let rel: Vec<f64> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["relevance"].as_f64().unwrap())
+        .collect();
+    assert!(rel.windows(2).all(|w| w[0] >= w[1]), "{rel:?}");
+    let text = serde_json::to_string(&doc).unwrap();
+    // No float noise such as 0.9599999785423279 anywhere in the answer.
+    let long = text
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter(|n| n.contains('.'))
+        .find(|n| n.split('.').nth(1).is_some_and(|d| d.len() > 4));
+    assert!(long.is_none(), "unrounded number {long:?}");
 }
 
 #[test]

@@ -32,6 +32,8 @@ pub fn indexed_fixture() -> &'static Path {
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();
         copy_dir(&fixture(), dir.path());
+        // Index from scratch, whatever index the working tree's fixture may hold.
+        let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
         let out = iret().arg("index").arg(dir.path()).output().unwrap();
         assert!(
             out.status.success(),

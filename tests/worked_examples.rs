@@ -5,11 +5,16 @@ use common::*;
 use serde_json::Value;
 
 fn cycle_scores(doc: &Value, cycle: usize) -> Vec<(String, f64)> {
-    doc["cycles"][cycle - 1]["scores"]
+    doc["cycles"][cycle - 1]["evaluated"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|s| (s[0].as_str().unwrap().to_string(), s[1].as_f64().unwrap()))
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                s["relevance"].as_f64().unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -57,7 +62,7 @@ fn token_expiry_task_finds_the_auth_files_and_drops_user() {
     let cycles = doc["cycles"].as_array().unwrap();
     assert!(cycles.len() >= 2, "the loop must refine at least once");
     assert!(
-        cycles[0]["refinement"]["harvested"]
+        cycles[0]["learned"]
             .as_array()
             .is_some_and(|h| !h.is_empty()),
         "cycle 1 learns codebase words"
@@ -78,17 +83,11 @@ fn rate_limiting_task_learns_throttle_and_middleware() {
         c1.iter().all(|(_, s)| *s < 0.7),
         "cycle 1 must not find the throttling code: {c1:?}"
     );
-    let learned: Vec<String> = doc["cycles"][0]["refinement"]["learned"]
+    let learned: Vec<String> = doc["cycles"][0]["learned"]
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|pair| {
-            pair[1]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t["word"].as_str().unwrap().to_string())
-        })
+        .map(|t| t["word"].as_str().unwrap().to_string())
         .collect();
     // In the codebase's words (not stems), each with its source file.
     assert!(
@@ -97,11 +96,10 @@ fn rate_limiting_task_learns_throttle_and_middleware() {
             .any(|t| t.to_lowercase().starts_with("throttle")),
         "learns throttle from the codebase: {learned:?}"
     );
-    let learned_files: Vec<&str> = doc["cycles"][0]["refinement"]["learned"]
+    let learned_files: Vec<&str> = doc["cycles"][0]["learned"]
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|pair| pair[1].as_array().unwrap().iter())
         .map(|t| t["file"].as_str().unwrap())
         .collect();
     assert!(

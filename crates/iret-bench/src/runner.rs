@@ -3,12 +3,13 @@ use crate::dataset::{self, Task};
 use crate::metrics::{hits_target, mrr, ndcg_at, recall_at, Hit};
 use anyhow::Context;
 use iret_embed::Embedder;
+use iret_engine::Engine;
 use iret_index::Index;
-use iret_retrieve::{run, search_once, Corpus, FileHit, Fusion, Options, Params, Query};
+use iret_retrieve::{Corpus, FileHit, Fusion, Options, Params, Query};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// A retrieval mode, or a named variant of hybrid for the ablation.
@@ -222,12 +223,12 @@ pub struct Config {
 }
 
 /// Remembers query embeddings so ablation variants do not re-embed (not used for timed modes).
-struct Memo<'a> {
-    inner: &'a dyn Embedder,
+struct Memo {
+    inner: Arc<dyn Embedder>,
     cache: Mutex<HashMap<String, Vec<f32>>>,
 }
 
-impl Embedder for Memo<'_> {
+impl Embedder for Memo {
     fn model_id(&self) -> &str {
         self.inner.model_id()
     }
@@ -249,7 +250,7 @@ impl Embedder for Memo<'_> {
     }
 }
 
-pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<RepoRun>> {
+pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Vec<RepoRun>> {
     let data = dataset::load(&cfg.dataset)?;
     let mut runs = Vec::new();
     for (repo, tasks) in data.repos.iter().zip(&data.tasks) {
@@ -284,7 +285,7 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
                     limits: None,
                     force: true,
                 };
-                let report = iret_index::build(&root, &index_dir, embedder, &opts)
+                let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;
                 let seconds = t.elapsed().as_secs_f64();
                 (
@@ -294,11 +295,16 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
                 )
             }
         };
-        let corpus = Corpus::new(index);
-        let memo = Memo {
-            inner: embedder,
+        // One corpus, two engines: the real embedder for the timed modes, a memo of query
+        // vectors for the variants.
+        let corpus = Arc::new(Corpus::new(index));
+        let memo: Arc<dyn Embedder> = Arc::new(Memo {
+            inner: embedder.clone(),
             cache: Mutex::new(HashMap::new()),
-        };
+        });
+        let timed_engine =
+            Engine::with_corpus(&root, &index_dir, corpus.clone(), embedder.clone(), None);
+        let memo_engine = Engine::with_corpus(&root, &index_dir, corpus.clone(), memo, None);
         let mut results = Vec::new();
         for mode in &cfg.modes {
             // The four plain modes are timed with the real embedder; variants reuse query vectors.
@@ -306,9 +312,9 @@ pub fn run_bench(cfg: &Config, embedder: &dyn Embedder) -> anyhow::Result<Vec<Re
                 mode.name.as_str(),
                 "bm25" | "dense" | "hybrid" | "iterative"
             );
-            let e: &dyn Embedder = if timed { embedder } else { &memo };
+            let engine = if timed { &timed_engine } else { &memo_engine };
             for task in tasks {
-                results.push(score_query(&corpus, e, task, mode)?);
+                results.push(score_query(engine, &corpus, task, mode)?);
             }
         }
         if cfg.progress {
@@ -347,8 +353,8 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
 }
 
 fn score_query(
+    engine: &Engine,
     corpus: &Corpus,
-    embedder: &dyn Embedder,
     task: &Task,
     mode: &Mode,
 ) -> anyhow::Result<QueryResult> {
@@ -358,14 +364,14 @@ fn score_query(
     let started = Instant::now();
     let (results, strong) = match &mode.kind {
         Kind::Single(params) => {
-            let hits: Vec<FileHit> = search_once(corpus, embedder, &query, params)?;
+            let hits: Vec<FileHit> = engine.hits(corpus, &query, params)?;
             (
                 file_hits_to_results(index, hits.iter().map(|h| (h.file, h.chunks[0].chunk))),
                 Vec::new(),
             )
         }
         Kind::Iterative(opts) => {
-            let outcome = run(corpus, embedder, &query, opts)?;
+            let outcome = engine.outcome(corpus, &query, opts)?;
             let strong: Vec<String> = outcome
                 .relevant(opts.strong)
                 .iter()

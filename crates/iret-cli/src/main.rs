@@ -27,6 +27,8 @@ pub enum Command {
     Search(commands::search::Args),
     /// Show the index: files, chunks, stale files, size on disk, model, format
     Status(commands::status::Args),
+    /// Serve a repository to coding agents as an MCP server over stdio (retrieve, search, find_related, status)
+    Mcp(commands::mcp::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),
 }
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
         Command::Index(args) => commands::index::run(&cli, args),
         Command::Search(args) => commands::search::run_search(&cli, args),
         Command::Bench(args) => commands::bench::run(&cli, args),
+        Command::Mcp(args) => commands::mcp::run(&cli, args),
         Command::Status(args) => commands::status::run(args),
     };
     match result {

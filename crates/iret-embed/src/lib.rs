@@ -4,15 +4,19 @@
 //! retrieval loop only ever see this trait. [`OnnxEmbedder`] runs the shipped local model
 //! through fastembed + ONNX Runtime; [`FakeEmbedder`] is deterministic and needs no model,
 //! so ranking logic can be unit-tested.
+mod bundled;
 mod fake;
 mod model;
 mod onnx;
 mod runtime;
+mod tokens;
 
+pub use bundled::bundled_model_dir;
 pub use fake::FakeEmbedder;
 pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL};
 pub use onnx::OnnxEmbedder;
 pub use runtime::ort_library_path;
+pub use tokens::TokenCounter;
 
 /// What can go wrong while loading or running an embedder.
 #[derive(Debug, thiserror::Error)]

@@ -32,7 +32,9 @@ impl ModelManifest {
 }
 
 /// Finds the model folder: `explicit`, then `$IRET_MODEL_DIR`, then `models/<DEFAULT_MODEL>`
-/// beside or above the running binary, then the source tree this binary was built from.
+/// beside or above the running binary, then the source tree this binary was built from,
+/// and last the copy compiled into the binary (written to the cache folder). An explicit
+/// folder or `$IRET_MODEL_DIR` that is not a model is an error, not a fallback.
 pub fn locate_model_dir(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = explicit {
@@ -52,15 +54,21 @@ pub fn locate_model_dir(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> 
                 .join(DEFAULT_MODEL),
         );
     }
-    candidates
+    let named = explicit.is_some() || std::env::var_os("IRET_MODEL_DIR").is_some();
+    if let Some(found) = candidates
         .iter()
         .find(|p| p.join("manifest.json").is_file())
-        .cloned()
-        .ok_or_else(|| EmbedError::ModelMissing {
-            tried: candidates
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-        })
+    {
+        return Ok(found.clone());
+    }
+    if !named {
+        return crate::bundled::bundled_model_dir();
+    }
+    Err(EmbedError::ModelMissing {
+        tried: candidates
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+    })
 }

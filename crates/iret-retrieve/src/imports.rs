@@ -55,6 +55,29 @@ impl ImportGraph {
         self.importers.get(module).copied().unwrap_or(0) <= self.hub_limit
     }
 
+    /// Files that `file` imports (by specific module names).
+    pub fn imported_by(&self, file: u32) -> Vec<u32> {
+        let own = &self.imports[file as usize];
+        (0..self.names.len() as u32)
+            .filter(|&i| {
+                i != file
+                    && self.specific(&self.names[i as usize])
+                    && own.contains(&self.names[i as usize])
+            })
+            .collect()
+    }
+
+    /// Files that import `file`.
+    pub fn importers_of(&self, file: u32) -> Vec<u32> {
+        let name = &self.names[file as usize];
+        if !self.specific(name) {
+            return Vec::new();
+        }
+        (0..self.imports.len() as u32)
+            .filter(|&i| i != file && self.imports[i as usize].contains(name))
+            .collect()
+    }
+
     /// Files that `files` import, and files that import them (matched by module name); a
     /// file of `files` counts when it is connected to another one. Hub modules, imported
     /// by many files, say nothing specific and are ignored.

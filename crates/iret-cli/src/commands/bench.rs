@@ -36,7 +36,8 @@ pub struct Args {
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
-    let embedder = super::load_embedder(cli)?;
+    let embedder: std::sync::Arc<dyn iret_embed::Embedder> =
+        std::sync::Arc::new(super::load_embedder(cli)?);
     let mut modes = args
         .modes
         .iter()
@@ -57,7 +58,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         reindex: args.reindex,
         progress: true,
     };
-    let runs = run_bench(&cfg, &embedder)?;
+    let runs = run_bench(&cfg, embedder)?;
     if runs.is_empty() {
         anyhow::bail!("no repo was benchmarked: check --corpora and --repos");
     }

@@ -1,11 +1,15 @@
 pub mod bench;
 pub mod index;
+pub mod mcp;
 pub mod search;
 pub mod status;
 
 use crate::Cli;
-use iret_embed::{locate_model_dir, OnnxEmbedder};
-use std::path::PathBuf;
+use iret_embed::{locate_model_dir, OnnxEmbedder, TokenCounter};
+use iret_engine::{Engine, OpenOptions};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A repository and where its index lives.
 #[derive(clap::Args)]
@@ -26,8 +30,58 @@ impl Location {
     }
 }
 
+/// The model folder named by `--model-dir`/`IRET_MODEL_DIR`, or the shipped one.
+pub fn model_dir(cli: &Cli) -> anyhow::Result<PathBuf> {
+    Ok(locate_model_dir(cli.model_dir.as_deref())?)
+}
+
 /// Loads the embedding model named by `--model-dir`/`IRET_MODEL_DIR` or the shipped one.
 pub fn load_embedder(cli: &Cli) -> anyhow::Result<OnnxEmbedder> {
-    let dir = locate_model_dir(cli.model_dir.as_deref())?;
-    Ok(OnnxEmbedder::load(&dir)?)
+    Ok(OnnxEmbedder::load(&model_dir(cli)?)?)
+}
+
+/// The repository `path` belongs to and its index folder: `index_dir` when given (then
+/// `path` is the root), else the nearest ancestor holding `.iret`, else the git root.
+pub fn locate(path: &Path, index_dir: Option<&Path>) -> (PathBuf, PathBuf) {
+    match index_dir {
+        Some(dir) => (path.to_path_buf(), dir.to_path_buf()),
+        None => {
+            let root = iret_engine::locate::repo_root(path);
+            let dir = iret_index::default_index_dir(&root);
+            (root, dir)
+        }
+    }
+}
+
+/// An engine on the repository of `path`: built first when it has no index (`index`),
+/// refreshing before each answer (`refresh`).
+pub fn open_engine(
+    cli: &Cli,
+    path: &Path,
+    index_dir: Option<&Path>,
+    index: bool,
+    refresh: bool,
+) -> anyhow::Result<Engine> {
+    let (root, dir) = locate(path, index_dir);
+    let model = model_dir(cli)?;
+    let embedder = Arc::new(OnnxEmbedder::load(&model)?);
+    let tokens = Arc::new(TokenCounter::load(&model)?);
+    let never_indexed = !dir.join("CURRENT").is_file();
+    if never_indexed && index {
+        eprintln!(
+            "iret: {} has no index yet; indexing it first (--no-index turns this off)",
+            root.display()
+        );
+    }
+    let opts = OpenOptions {
+        index_if_missing: index,
+        progress: std::io::stderr().is_terminal(),
+        refresh,
+        ..OpenOptions::default()
+    };
+    let engine = Engine::open(&root, &dir, embedder, Some(tokens), &opts)?;
+    if engine.opened != "opened" {
+        eprintln!("iret: {}", engine.opened);
+    }
+    Ok(engine)
 }

@@ -1,9 +1,6 @@
 use crate::Cli;
 use anyhow::Context;
-use iret_index::Index;
-use iret_retrieve::r#loop::CycleTrace;
-use iret_retrieve::{run, Corpus, Options, Query};
-use serde_json::json;
+use iret_engine::{CycleAnswer, RetrieveAnswer, RetrieveRequest};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,10 +10,11 @@ pub struct Args {
     /// The task in plain words, e.g. "Fix the authentication token expiry bug".
     #[arg(required_unless_present = "stdin_json")]
     pub task: Option<String>,
-    /// Repository root (its index lives in <PATH>/.iret unless --index-dir says otherwise).
+    /// A folder of the repository: its index is the nearest `.iret` above it, else the one
+    /// at the git root (built there on first use).
     #[arg(long, short = 'C', default_value = ".")]
     pub path: PathBuf,
-    /// Where the index lives (default: <PATH>/.iret).
+    /// Where the index lives (default: <repository root>/.iret).
     #[arg(long)]
     pub index_dir: Option<PathBuf>,
     /// Extra keywords to search for (repeatable).
@@ -37,10 +35,14 @@ pub struct Args {
     /// At most this many files.
     #[arg(short = 'k', long = "top", default_value_t = 10)]
     pub top: usize,
+    /// Pack the best chunks into about N tokens (whole chunks, best first; the shipped
+    /// tokenizer counts) and say what was left out.
+    #[arg(long, value_name = "N")]
+    pub budget: Option<u32>,
     /// Print each cycle (dispatch terms, evaluations, refinements, stop reason) to stderr.
     #[arg(long)]
     pub trace: bool,
-    /// One JSON document on stdout.
+    /// One JSON document on stdout (the same answer the MCP `retrieve` tool gives).
     #[arg(long)]
     pub json: bool,
     /// Read the query as JSON on stdin: {"task": "...", "keywords": [], "include": [], "exclude": []}.
@@ -49,130 +51,93 @@ pub struct Args {
     /// Answer from the index as it is, without re-indexing changed files first.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Never build an index: fail when the repository has none.
+    #[arg(long)]
+    pub no_index: bool,
 }
 
 pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
-    let query = if args.stdin_json {
+    let mut req = RetrieveRequest {
+        task: args.task.clone().unwrap_or_default(),
+        keywords: args.keywords.clone(),
+        include: args.include.clone(),
+        exclude: args.exclude.clone(),
+        cycles: Some(args.cycles),
+        min_relevance: Some(args.min_relevance),
+        max_files: Some(args.top.max(1) as u32),
+        budget_tokens: args.budget,
+    };
+    if args.stdin_json {
         let mut s = String::new();
         std::io::stdin().read_to_string(&mut s)?;
-        let mut q: Query = serde_json::from_str(&s).context("--stdin-json expects {\"task\": \"...\", \"keywords\": [...], \"include\": [...], \"exclude\": [...]}")?;
-        q.keywords.extend(args.keywords.iter().cloned());
-        q.include.extend(args.include.iter().cloned());
-        q.exclude.extend(args.exclude.iter().cloned());
-        q
-    } else {
-        Query {
-            task: args.task.clone().unwrap_or_default(),
-            keywords: args.keywords.clone(),
-            include: args.include.clone(),
-            exclude: args.exclude.clone(),
-        }
-    };
-    if query.task.trim().is_empty() {
+        let q: iret_retrieve::Query = serde_json::from_str(&s).context("--stdin-json expects {\"task\": \"...\", \"keywords\": [...], \"include\": [...], \"exclude\": [...]}")?;
+        req.task = q.task;
+        req.keywords.splice(0..0, q.keywords);
+        req.include.splice(0..0, q.include);
+        req.exclude.splice(0..0, q.exclude);
+    }
+    if req.task.trim().is_empty() {
         anyhow::bail!("the task is empty: say what you are looking for");
     }
-    let index_dir = args
-        .index_dir
-        .clone()
-        .unwrap_or_else(|| iret_index::default_index_dir(&args.path));
-    let embedder = super::load_embedder(cli)?;
-    let mut index = Index::open(&index_dir, Some(iret_embed::Embedder::model_id(&embedder)))?;
-    if !args.no_refresh {
-        let status = iret_index::status::status_of(&args.path, &index_dir, &index);
-        if status.stale() > 0 {
-            eprintln!(
-                "iret: {} files changed since the index was built; refreshing (--no-refresh skips)",
-                status.stale()
-            );
-            let opts = iret_index::BuildOptions {
-                progress: false,
-                limits: None,
-                force: false,
-            };
-            let model_id = iret_embed::Embedder::model_id(&embedder).to_string();
-            // The open index is the starting point of the update, which hands back the new one.
-            index = match iret_index::refresh(&args.path, &index_dir, &embedder, &opts, index) {
-                Ok((_, Some(updated))) => updated,
-                Ok((_, None)) => Index::open(&index_dir, Some(&model_id))?,
-                // Another `iret index` is writing: answer from the live generation.
-                Err(iret_index::BuildError::Store(iret_index::StoreError::Locked(_))) => {
-                    eprintln!(
-                        "iret: another iret is updating the index; answering from the current one"
-                    );
-                    Index::open(&index_dir, Some(&model_id))?
-                }
-                Err(e) => return Err(e.into()),
-            };
-        }
+    let engine = super::open_engine(
+        cli,
+        &args.path,
+        args.index_dir.as_deref(),
+        !args.no_index,
+        !args.no_refresh,
+    )?;
+    let answer = engine.retrieve(&req)?;
+    if answer.index.freshness == "busy" {
+        eprintln!("iret: another iret is updating the index; answering from the current one");
+    } else if let Some(n) = answer.index.freshness.strip_prefix("refreshed ") {
+        eprintln!(
+            "iret: {n} changed since the index was built; refreshed it first (--no-refresh skips)"
+        );
     }
-    let opts = Options {
-        cycles: args.cycles as usize,
-        min_relevance: args.min_relevance,
-        ..Options::default()
-    };
-    let corpus = Corpus::new(index);
-    let index = &corpus.index;
-    let outcome = run(&corpus, &embedder, &query, &opts)?;
     if args.trace {
-        for c in &outcome.cycles {
+        for c in &answer.cycles {
             eprintln!("{}", trace_line(c));
         }
     }
-    let mut files: Vec<_> = outcome
-        .relevant(args.min_relevance)
-        .into_iter()
-        .take(args.top)
-        .collect();
-    let below = files.is_empty();
-    if below {
-        // Nothing reached the bar: show the best few, marked as such, rather than nothing.
-        files = outcome.evaluated.iter().take(3.min(args.top)).collect();
-    }
     if args.json {
-        let doc = json!({
-            "query": query,
-            "min_relevance": args.min_relevance,
-            "below_threshold": below,
-            "files": files.iter().map(|e| json!({
-                "path": e.path,
-                "relevance": e.relevance,
-                "reason": e.reason,
-                "missing": e.missing,
-                "cycle": e.cycle,
-                "chunks": e.chunks.iter().map(|h| {
-                    let c = &index.chunks[h.chunk as usize];
-                    json!({"start_line": c.start_line, "end_line": c.end_line, "symbol": c.symbol, "score": h.score, "snippet": snippet(&c.text, 12)})
-                }).collect::<Vec<_>>(),
-            })).collect::<Vec<_>>(),
-            "cycles": outcome.cycles,
-        });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        println!("{}", serde_json::to_string_pretty(&answer)?);
     } else {
-        if below {
-            eprintln!(
-                "iret: no file reached relevance {:.2}; the best candidates:",
-                args.min_relevance
-            );
-        }
-        for e in &files {
-            println!("{}  {:.2}  {}", e.path, e.relevance, e.reason);
-            if !e.missing.is_empty() {
-                println!("  missing: {}", e.missing.join(", "));
-            }
-            for h in e.chunks.iter().take(2) {
-                let c = &index.chunks[h.chunk as usize];
-                println!("  {}:{}-{}  {}", e.path, c.start_line, c.end_line, c.symbol);
-                for line in snippet(&c.text, 4).lines() {
-                    println!("    {line}");
-                }
-            }
-        }
+        print_text(&answer);
     }
-    Ok(if files.is_empty() {
+    Ok(if answer.below_threshold || answer.files.is_empty() {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn print_text(answer: &RetrieveAnswer) {
+    if answer.below_threshold {
+        eprintln!(
+            "iret: no file reached relevance {:.2}; the best candidates:",
+            answer.min_relevance
+        );
+    }
+    for f in &answer.files {
+        println!("{}  {:.2}  {}", f.path, f.relevance, f.reason);
+        if !f.missing.is_empty() {
+            println!("  missing: {}", f.missing.join(", "));
+        }
+        for c in f.chunks.iter().take(2) {
+            println!("  {}:{}-{}  {}", f.path, c.start_line, c.end_line, c.symbol);
+            for line in snippet(&c.code, 4).lines() {
+                println!("    {line}");
+            }
+        }
+    }
+    let b = &answer.budget;
+    if let Some(limit) = b.limit {
+        eprintln!(
+            "iret: {} code tokens of a {limit}-token budget; {} chunks left out",
+            b.tokens,
+            b.omitted.len()
+        );
+    }
 }
 
 fn relevance(s: &str) -> Result<f32, String> {
@@ -197,14 +162,20 @@ fn snippet(text: &str, lines: usize) -> String {
         .join("\n")
 }
 
-fn trace_line(c: &CycleTrace) -> String {
+fn trace_line(c: &CycleAnswer) -> String {
     let terms: Vec<&str> = c.terms.iter().map(String::as_str).take(8).collect();
     let more = if c.terms.len() > 8 { " …" } else { "" };
     let evals: Vec<String> = c
-        .scores
+        .evaluated
         .iter()
         .take(4)
-        .map(|(p, r)| format!("{} {r:.2}", p.rsplit('/').next().unwrap_or(p)))
+        .map(|s| {
+            format!(
+                "{} {:.2}",
+                s.path.rsplit('/').next().unwrap_or(&s.path),
+                s.relevance
+            )
+        })
         .collect();
     let mut s = format!(
         "cycle {}  dispatch [{}{more}]  evaluate {}",
@@ -212,24 +183,22 @@ fn trace_line(c: &CycleTrace) -> String {
         terms.join(" "),
         evals.join(", ")
     );
-    if let Some(r) = &c.refinement {
-        let added: Vec<String> = r
-            .added_words()
+    if !c.learned.is_empty() {
+        let added: Vec<String> = c
+            .learned
             .iter()
             .map(|t| match t.file.rsplit('/').next() {
                 Some(f) if !f.is_empty() => format!("+{} ({f})", t.word),
                 _ => format!("+{}", t.word),
             })
             .collect();
-        if !added.is_empty() {
-            s.push_str(&format!("  refine {}", added.join(" ")));
-        }
-        if !r.focus.is_empty() {
-            s.push_str(&format!(" focus {}", r.focus.len()));
-        }
-        if !r.excluded.is_empty() {
-            s.push_str(&format!(" exclude {}", r.excluded.len()));
-        }
+        s.push_str(&format!("  refine {}", added.join(" ")));
+    }
+    if !c.focus.is_empty() {
+        s.push_str(&format!(" focus {}", c.focus.len()));
+    }
+    if !c.excluded.is_empty() {
+        s.push_str(&format!(" exclude {}", c.excluded.len()));
     }
     if let Some(stop) = &c.stop {
         s.push_str(&format!("  → stop: {stop}"));

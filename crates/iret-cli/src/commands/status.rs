@@ -10,8 +10,8 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let index_dir = args.at.index_dir();
-    let s = iret_index::status::status(&args.at.path, &index_dir)?;
+    let (root, index_dir) = super::locate(&args.at.path, args.at.index_dir.as_deref());
+    let s = iret_index::status::status(&root, &index_dir)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(ExitCode::SUCCESS);

@@ -1,0 +1,52 @@
+use crate::Cli;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Serve this repository to agents over MCP (stdio).
+#[derive(clap::Args)]
+#[command(
+    long_about = "Serve the repository to coding agents as an MCP server over stdin/stdout.
+
+Tools:
+  retrieve      the evaluate-and-refine loop: the files that matter for a task, each with a
+                relevance (0-1), a reason, the concepts it misses and its best chunks, packed
+                into budget_tokens (default 8000); what each cycle learned in the codebase's
+                words; and `next` (keywords, exclude, gaps) to pass back for another round.
+                Arguments: task, keywords, include, exclude, cycles, min_relevance,
+                max_files, budget_tokens.
+  search        single-shot hybrid search: query, include, exclude, k, budget_tokens.
+  find_related  files tied to a file by imports, use and similar code: path, line, k.
+  status        files, chunks, stale files, model, embedded share.
+
+The index is built on first use (unless --no-index) and refreshed before a call when files
+changed. Paths must stay inside the repository. Logs go to stderr.
+
+Add it to an MCP client with the command `iret mcp /path/to/repo` (see README.md)."
+)]
+pub struct Args {
+    /// A folder of the repository to serve (its root is found as for `iret search`).
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Where the index lives (default: <repository root>/.iret).
+    #[arg(long)]
+    pub index_dir: Option<PathBuf>,
+    /// Never build an index: fail when the repository has none.
+    #[arg(long)]
+    pub no_index: bool,
+    /// Answer from the index as it is, without checking for changed files.
+    #[arg(long)]
+    pub no_refresh: bool,
+}
+
+pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let engine = super::open_engine(
+        cli,
+        &args.path,
+        args.index_dir.as_deref(),
+        !args.no_index,
+        !args.no_refresh,
+    )?;
+    eprintln!("iret mcp: serving {} over stdio", engine.root().display());
+    iret_mcp::serve_stdio(engine)?;
+    Ok(ExitCode::SUCCESS)
+}

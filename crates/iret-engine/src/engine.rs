@@ -1,0 +1,538 @@
+//! The engine: an opened index and the embedder, kept fresh.
+//!
+//! Reads take the current snapshot (`Arc<Corpus>`) and never wait for a refresh. Before
+//! answering, a call checks the working tree (a walk and a stat per file); when files
+//! changed it updates the index itself, unless another call or another process is already
+//! doing so, in which case it answers from the snapshot and says so.
+use crate::answer::*;
+use crate::budget::{pack, Offer};
+use crate::confine;
+use crate::round4;
+use anyhow::Context;
+use iret_embed::{Embedder, TokenCounter};
+use iret_index::{BuildError, BuildOptions, Index, StoreError};
+use iret_retrieve::{run, search_once, Corpus, FileHit, Options, Outcome, Params, Query};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+/// How an engine gets its index.
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    /// Build the index when the repository was never indexed.
+    pub index_if_missing: bool,
+    /// Progress bar on stderr while building.
+    pub progress: bool,
+    /// How long to wait for another process building the first index.
+    pub wait: Duration,
+    /// Check the working tree before each answer and update the index when it changed.
+    pub refresh: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        Self {
+            index_if_missing: true,
+            progress: false,
+            wait: Duration::from_secs(600),
+            refresh: true,
+        }
+    }
+}
+
+/// Whether an answer saw the working tree as it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Freshness {
+    Fresh,
+    /// This call updated the index for these many changed files first.
+    Refreshed(usize),
+    /// Another update is running: answered from the current index.
+    Busy,
+}
+
+impl Freshness {
+    fn describe(self) -> String {
+        match self {
+            Freshness::Fresh => "fresh".into(),
+            Freshness::Refreshed(n) => format!("refreshed {n} files"),
+            Freshness::Busy => "busy".into(),
+        }
+    }
+}
+
+pub struct Engine {
+    root: PathBuf,
+    index_dir: PathBuf,
+    embedder: Arc<dyn Embedder>,
+    tokens: Option<Arc<TokenCounter>>,
+    current: RwLock<Arc<Corpus>>,
+    updating: Mutex<()>,
+    refresh: bool,
+    /// What opening did, for the caller to report (`built`, `waited`, `opened`).
+    pub opened: String,
+}
+
+impl Engine {
+    /// Opens the index of `root` in `index_dir`; builds it first when there is none (and
+    /// `opts.index_if_missing`), or waits for another process building it.
+    pub fn open(
+        root: &Path,
+        index_dir: &Path,
+        embedder: Arc<dyn Embedder>,
+        tokens: Option<Arc<TokenCounter>>,
+        opts: &OpenOptions,
+    ) -> anyhow::Result<Self> {
+        if !root.is_dir() {
+            anyhow::bail!("{} is not a directory", root.display());
+        }
+        let (index, opened) = open_or_build(root, index_dir, embedder.as_ref(), opts)?;
+        let mut engine = Self::with_corpus(
+            root,
+            index_dir,
+            Arc::new(Corpus::new(index)),
+            embedder,
+            tokens,
+        );
+        engine.refresh = opts.refresh;
+        engine.opened = opened;
+        Ok(engine)
+    }
+
+    /// An engine over a corpus already open (the bench shares one between modes). It does
+    /// not refresh.
+    pub fn with_corpus(
+        root: &Path,
+        index_dir: &Path,
+        corpus: Arc<Corpus>,
+        embedder: Arc<dyn Embedder>,
+        tokens: Option<Arc<TokenCounter>>,
+    ) -> Self {
+        Self {
+            root: root.to_path_buf(),
+            index_dir: index_dir.to_path_buf(),
+            embedder,
+            tokens,
+            current: RwLock::new(corpus),
+            updating: Mutex::new(()),
+            refresh: false,
+            opened: "opened".into(),
+        }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The current index, as it is.
+    pub fn snapshot(&self) -> Arc<Corpus> {
+        self.current
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// The index with the working tree's changes in it (see the module docs).
+    pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
+        let snap = self.snapshot();
+        if !self.refresh {
+            return Ok((snap, Freshness::Fresh));
+        }
+        let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
+        let changed = status.stale();
+        if changed == 0 {
+            return Ok((snap, Freshness::Fresh));
+        }
+        let Ok(_guard) = self.updating.try_lock() else {
+            return Ok((snap, Freshness::Busy));
+        };
+        // Another call may have updated while this one waited for the lock.
+        let snap = self.snapshot();
+        let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
+        if status.stale() == 0 {
+            return Ok((snap, Freshness::Refreshed(changed)));
+        }
+        let opts = BuildOptions {
+            progress: false,
+            limits: None,
+            force: false,
+        };
+        match iret_index::build(&self.root, &self.index_dir, self.embedder.as_ref(), &opts) {
+            Ok(_) => {}
+            Err(BuildError::Store(StoreError::Locked(_))) => return Ok((snap, Freshness::Busy)),
+            Err(e) => return Err(e.into()),
+        }
+        let index = Index::open(&self.index_dir, Some(self.embedder.model_id()))?;
+        let corpus = Arc::new(Corpus::new(index));
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
+        Ok((corpus, Freshness::Refreshed(status.stale())))
+    }
+
+    /// The loop's outcome for `query` on `corpus` (the bench scores this order).
+    pub fn outcome(
+        &self,
+        corpus: &Corpus,
+        query: &Query,
+        opts: &Options,
+    ) -> anyhow::Result<Outcome> {
+        run(corpus, self.embedder.as_ref(), query, opts)
+    }
+
+    /// Single-shot dispatch on `corpus`: files best first.
+    pub fn hits(
+        &self,
+        corpus: &Corpus,
+        query: &Query,
+        params: &Params,
+    ) -> anyhow::Result<Vec<FileHit>> {
+        search_once(corpus, self.embedder.as_ref(), query, params)
+    }
+
+    /// The loop, answered for an agent: files ≥ `min_relevance` with their best chunks
+    /// (packed into the budget), what each cycle learned, and what to pass back.
+    pub fn retrieve(&self, req: &RetrieveRequest) -> anyhow::Result<RetrieveAnswer> {
+        if req.task.trim().is_empty() {
+            anyhow::bail!("the task is empty: say what you are looking for");
+        }
+        let cycles = req.cycles.unwrap_or(3);
+        if !(1..=10).contains(&cycles) {
+            anyhow::bail!("cycles must be 1 to 10 (got {cycles})");
+        }
+        let min_relevance = req.min_relevance.unwrap_or(0.7);
+        if !(0.0..=1.0).contains(&min_relevance) {
+            anyhow::bail!("min_relevance must be between 0 and 1 (got {min_relevance})");
+        }
+        let max_files = req.max_files.unwrap_or(10).max(1) as usize;
+        let query = Query {
+            task: req.task.clone(),
+            keywords: req.keywords.clone(),
+            include: globs(&req.include)?,
+            exclude: globs(&req.exclude)?,
+        };
+        let (corpus, freshness) = self.fresh()?;
+        let opts = Options {
+            cycles: cycles as usize,
+            min_relevance,
+            ..Options::default()
+        };
+        let outcome = self.outcome(&corpus, &query, &opts)?;
+        let index = &corpus.index;
+
+        let mut chosen: Vec<&iret_retrieve::Evaluation> = outcome
+            .relevant(min_relevance)
+            .into_iter()
+            .take(max_files)
+            .collect();
+        let below_threshold = chosen.is_empty();
+        if below_threshold {
+            chosen = outcome.evaluated.iter().take(3.min(max_files)).collect();
+        }
+        // Printed order follows relevance (the loop's order breaks ties).
+        chosen.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+
+        let mut files: Vec<FileAnswer> = chosen
+            .iter()
+            .map(|e| FileAnswer {
+                path: e.path.clone(),
+                relevance: round4(e.relevance),
+                reason: e.reason.clone(),
+                missing: e.missing.clone(),
+                chunks: e
+                    .chunks
+                    .iter()
+                    .map(|h| self.chunk_answer(index, h.chunk, h.score))
+                    .collect(),
+            })
+            .collect();
+        let budget = self.pack_files(&mut files, req.budget_tokens);
+        let gaps = outcome
+            .concepts
+            .words
+            .iter()
+            .filter(|c| !files.is_empty() && files.iter().all(|f| f.missing.contains(c)))
+            .cloned()
+            .collect();
+        let cycles: Vec<CycleAnswer> = outcome.cycles.iter().map(cycle_answer).collect();
+        let mut keywords: Vec<String> = Vec::new();
+        let mut exclude: Vec<String> = Vec::new();
+        for c in &cycles {
+            for w in &c.learned {
+                if !keywords.contains(&w.word) {
+                    keywords.push(w.word.clone());
+                }
+            }
+            exclude.extend(c.excluded.iter().cloned());
+        }
+        Ok(RetrieveAnswer {
+            query: QueryEcho {
+                task: query.task.clone(),
+                keywords: query.keywords.clone(),
+                include: query.include.clone(),
+                exclude: query.exclude.clone(),
+            },
+            files,
+            below_threshold,
+            min_relevance: round4(min_relevance),
+            cycles,
+            next: NextRound {
+                keywords,
+                exclude,
+                gaps,
+            },
+            budget,
+            index: note(&corpus, freshness),
+        })
+    }
+
+    /// Single-shot hybrid search: each file's best chunk, best first.
+    pub fn search(&self, req: &SearchRequest) -> anyhow::Result<SearchAnswer> {
+        if req.query.trim().is_empty() {
+            anyhow::bail!("the query is empty: say what you are looking for");
+        }
+        let k = req.k.unwrap_or(10);
+        if !(1..=100).contains(&k) {
+            anyhow::bail!("k must be 1 to 100 (got {k})");
+        }
+        let query = Query {
+            task: req.query.clone(),
+            keywords: Vec::new(),
+            include: globs(&req.include)?,
+            exclude: globs(&req.exclude)?,
+        };
+        let (corpus, freshness) = self.fresh()?;
+        let hits = self.hits(&corpus, &query, &Params::default())?;
+        let index = &corpus.index;
+        let mut chunks: Vec<SearchHit> = hits
+            .iter()
+            .take(k as usize)
+            .map(|h| {
+                let best = &h.chunks[0];
+                let c = self.chunk_answer(index, best.chunk, h.score);
+                SearchHit {
+                    path: index.files[h.file as usize].path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                    symbol: c.symbol,
+                    score: c.score,
+                    tokens: c.tokens,
+                    code: c.code,
+                }
+            })
+            .collect();
+        let offers: Vec<Offer> = chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| Offer {
+                file: i,
+                rank: 0,
+                tokens: c.tokens,
+                path: c.path.clone(),
+                start_line: c.start_line,
+                end_line: c.end_line,
+            })
+            .collect();
+        let (keep, budget) = pack(&offers, req.budget_tokens.map(|b| b as usize));
+        let mut keep = keep.into_iter();
+        chunks.retain(|_| keep.next().unwrap_or(false));
+        Ok(SearchAnswer {
+            chunks,
+            budget,
+            index: note(&corpus, freshness),
+        })
+    }
+
+    /// Files tied to `req.path` by imports, by use of what it defines, and by vectors.
+    pub fn related(&self, req: &RelatedRequest) -> anyhow::Result<RelatedAnswer> {
+        let rel = confine::existing(&self.root, &req.path)?;
+        let k = req.k.unwrap_or(10);
+        if !(1..=50).contains(&k) {
+            anyhow::bail!("k must be 1 to 50 (got {k})");
+        }
+        let (corpus, freshness) = self.fresh()?;
+        let index = &corpus.index;
+        let file = index
+            .files
+            .iter()
+            .position(|f| f.path == rel)
+            .with_context(|| format!("{rel:?} is not an indexed file (see `status`)"))?;
+        let related = crate::related::related(&corpus, file as u32, req.line, k as usize);
+        Ok(RelatedAnswer {
+            path: rel,
+            related,
+            index: note(&corpus, freshness),
+        })
+    }
+
+    /// The index and how far the working tree has moved on.
+    pub fn status(&self) -> anyhow::Result<StatusAnswer> {
+        let corpus = self.snapshot();
+        let s = iret_index::status::status_of(&self.root, &self.index_dir, &corpus.index);
+        let stale: Vec<String> = s
+            .modified
+            .iter()
+            .chain(&s.added)
+            .chain(&s.deleted)
+            .take(20)
+            .cloned()
+            .collect();
+        let chunks = corpus.index.chunks.len();
+        let embedded = corpus.index.vectors.len().min(chunks);
+        Ok(StatusAnswer {
+            root: self.root.display().to_string(),
+            files: s.files,
+            chunks,
+            stale_files: s.stale(),
+            stale_examples: stale,
+            model: s.model_id,
+            embedded_share: if chunks == 0 {
+                1.0
+            } else {
+                round4(embedded as f32 / chunks as f32)
+            },
+            bytes_on_disk: s.bytes_on_disk,
+            generation: s.generation,
+        })
+    }
+
+    fn chunk_answer(&self, index: &Index, chunk: u32, score: f32) -> ChunkAnswer {
+        let c = &index.chunks[chunk as usize];
+        ChunkAnswer {
+            start_line: c.start_line,
+            end_line: c.end_line,
+            symbol: c.symbol.clone(),
+            score: round4(score),
+            tokens: self
+                .tokens
+                .as_ref()
+                .map_or(c.text.len() / 4, |t| t.count(&c.text)),
+            code: c.text.clone(),
+        }
+    }
+
+    /// Keeps the chunks that fit `limit` (every file's best first); says what was left.
+    fn pack_files(&self, files: &mut [FileAnswer], limit: Option<u32>) -> Budget {
+        let offers: Vec<Offer> = files
+            .iter()
+            .enumerate()
+            .flat_map(|(i, f)| {
+                f.chunks.iter().enumerate().map(move |(rank, c)| Offer {
+                    file: i,
+                    rank,
+                    tokens: c.tokens,
+                    path: f.path.clone(),
+                    start_line: c.start_line,
+                    end_line: c.end_line,
+                })
+            })
+            .collect();
+        let (keep, budget) = pack(&offers, limit.map(|l| l as usize));
+        let mut keep = keep.into_iter();
+        for f in files.iter_mut() {
+            f.chunks.retain(|_| keep.next().unwrap_or(false));
+        }
+        budget
+    }
+}
+
+fn note(corpus: &Corpus, freshness: Freshness) -> IndexNote {
+    IndexNote {
+        files: corpus.index.files.len(),
+        chunks: corpus.index.chunks.len(),
+        freshness: freshness.describe(),
+    }
+}
+
+fn cycle_answer(c: &iret_retrieve::r#loop::CycleTrace) -> CycleAnswer {
+    let (learned, excluded, focus) = match &c.refinement {
+        Some(r) => (
+            r.added_words()
+                .into_iter()
+                .map(|t| LearnedWord {
+                    word: t.word.clone(),
+                    file: t.file.clone(),
+                })
+                .collect(),
+            r.excluded.clone(),
+            r.focus.clone(),
+        ),
+        None => (Vec::new(), Vec::new(), Vec::new()),
+    };
+    CycleAnswer {
+        cycle: c.cycle,
+        terms: c.terms.clone(),
+        candidates: c.candidates,
+        focus,
+        evaluated: c
+            .scores
+            .iter()
+            .take(10)
+            .map(|(p, r)| Scored {
+                path: p.clone(),
+                relevance: round4(*r),
+            })
+            .collect(),
+        learned,
+        excluded,
+        stop: c.stop.clone(),
+    }
+}
+
+/// Globs of a request, each confined to the root.
+fn globs(patterns: &[String]) -> anyhow::Result<Vec<String>> {
+    patterns
+        .iter()
+        .map(|p| confine::relative(p).map_err(anyhow::Error::from))
+        .collect()
+}
+
+/// The live index, built first when missing, or waited for while another process
+/// builds it. Returns it and what was done.
+fn open_or_build(
+    root: &Path,
+    index_dir: &Path,
+    embedder: &dyn Embedder,
+    opts: &OpenOptions,
+) -> anyhow::Result<(Index, String)> {
+    match Index::open(index_dir, Some(embedder.model_id())) {
+        Ok(index) => return Ok((index, "opened".into())),
+        Err(StoreError::Missing(_)) if opts.index_if_missing => {}
+        Err(e) => return Err(e.into()),
+    }
+    let started = Instant::now();
+    let mut said = false;
+    loop {
+        let build_opts = BuildOptions {
+            progress: opts.progress,
+            limits: None,
+            force: false,
+        };
+        match iret_index::build(root, index_dir, embedder, &build_opts) {
+            Ok(report) => {
+                let index = Index::open(index_dir, Some(embedder.model_id()))?;
+                let how = if said { "waited, then built" } else { "built" };
+                return Ok((index, format!("{how}: {}", report.summary())));
+            }
+            Err(BuildError::Store(StoreError::Locked(_))) => {
+                // Another iret is building the first index: wait for it.
+                if let Ok(index) = Index::open(index_dir, Some(embedder.model_id())) {
+                    return Ok((index, "waited for another iret to build the index".into()));
+                }
+                if !said {
+                    eprintln!(
+                        "iret: another iret is building the first index of {}; waiting for it",
+                        root.display()
+                    );
+                    said = true;
+                }
+                if started.elapsed() > opts.wait {
+                    anyhow::bail!(
+                        "another iret has been building the index of {} for over {} s; try again later",
+                        root.display(),
+                        opts.wait.as_secs()
+                    );
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,421 @@
+//! `iret mcp` end to end: the real binary on a copy of the fixture, spoken to over stdio
+//! with newline-delimited JSON-RPC (the MCP stdio transport), by a small client written
+//! here, independent of the server's SDK.
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    responses: mpsc::Receiver<Value>,
+    pending: HashMap<u64, Value>,
+    next_id: u64,
+}
+
+impl Client {
+    /// Starts `iret mcp ROOT` and completes the handshake.
+    fn start(root: &Path) -> Self {
+        let mut child = iret()
+            .arg("mcp")
+            .arg(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let msg: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("the server wrote a line that is not JSON ({e}): {line}")
+                });
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut c = Self {
+            child,
+            stdin,
+            responses: rx,
+            pending: HashMap::new(),
+            next_id: 1,
+        };
+        let init = c.request(
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "iret-test", "version": "0"}
+            }),
+        );
+        assert_eq!(init["result"]["serverInfo"]["name"], "iret", "{init}");
+        assert!(
+            init["result"]["capabilities"]["tools"].is_object(),
+            "{init}"
+        );
+        c.notify("notifications/initialized", json!({}));
+        c
+    }
+
+    fn send(&mut self, msg: Value) {
+        writeln!(self.stdin, "{msg}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request without waiting; returns its id.
+    fn submit(&mut self, method: &str, params: Value) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// The response to request `id` (others that arrive meanwhile are kept).
+    fn wait(&mut self, id: u64) -> Value {
+        loop {
+            if let Some(v) = self.pending.remove(&id) {
+                return v;
+            }
+            let msg = self
+                .responses
+                .recv_timeout(Duration::from_secs(120))
+                .expect("no answer from iret mcp within 120 s");
+            if let Some(got) = msg.get("id").and_then(Value::as_u64) {
+                self.pending.insert(got, msg);
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.submit(method, params);
+        self.wait(id)
+    }
+
+    /// `tools/call`; returns the result (structured content, isError, text).
+    fn call(&mut self, tool: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name": tool, "arguments": args}));
+        assert!(r.get("error").is_none(), "protocol error for {tool}: {r}");
+        r["result"].clone()
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"].as_bool().unwrap_or(false)
+}
+
+fn error_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn file_paths(answer: &Value) -> Vec<String> {
+    answer["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn lists_four_tools_with_schemas() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let list = c.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["find_related", "retrieve", "search", "status"]);
+    let retrieve = tools.iter().find(|t| t["name"] == "retrieve").unwrap();
+    let props = &retrieve["inputSchema"]["properties"];
+    for field in [
+        "task",
+        "keywords",
+        "include",
+        "exclude",
+        "cycles",
+        "min_relevance",
+        "max_files",
+        "budget_tokens",
+    ] {
+        assert!(
+            props.get(field).is_some(),
+            "retrieve lacks {field}: {retrieve}"
+        );
+    }
+    assert_eq!(retrieve["inputSchema"]["required"], json!(["task"]));
+    assert!(retrieve["outputSchema"].is_object(), "{retrieve}");
+}
+
+#[test]
+fn retrieve_answers_both_worked_examples() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let r = c.call(
+        "retrieve",
+        json!({"task": "Fix the authentication token expiry bug"}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let answer = &r["structuredContent"];
+    let files = file_paths(answer);
+    for want in [
+        "src/auth/auth.ts",
+        "src/auth/tokens.ts",
+        "src/auth/session-manager.ts",
+        "src/auth/jwt-utils.ts",
+    ] {
+        assert!(
+            files.contains(&want.to_string()),
+            "missing {want}: {files:?}"
+        );
+    }
+    assert!(!files.iter().any(|f| f.ends_with("user.ts")), "{files:?}");
+    // Every file carries relevance (rounded), reason and code; the order follows relevance.
+    let rel: Vec<f64> = answer["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["relevance"].as_f64().unwrap())
+        .collect();
+    assert!(rel.windows(2).all(|w| w[0] >= w[1]), "{rel:?}");
+    for f in answer["files"].as_array().unwrap() {
+        let x = f["relevance"].as_f64().unwrap();
+        assert!(x >= 0.7 && (x * 1e4).round() == x * 1e4, "{x}");
+        assert!(!f["reason"].as_str().unwrap().is_empty());
+    }
+    // The same answer is in the text content, for clients that read only text.
+    let text: Value = serde_json::from_str(r["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(&text, answer);
+
+    let r = c.call(
+        "retrieve",
+        json!({"task": "Add rate limiting to API endpoints"}),
+    );
+    let answer = &r["structuredContent"];
+    let files = file_paths(answer);
+    assert!(
+        files.contains(&"src/middleware/throttle.ts".to_string()),
+        "{files:?}"
+    );
+    let learned: Vec<String> = answer["cycles"][0]["learned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["word"].as_str().unwrap().to_lowercase())
+        .collect();
+    assert!(
+        learned.iter().any(|w| w.contains("throttle")),
+        "{learned:?}"
+    );
+    assert!(!answer["next"]["keywords"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn budget_tokens_packs_whole_chunks_and_says_what_was_left_out() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let task = json!("Fix the authentication token expiry bug");
+    let full = c.call("retrieve", json!({"task": task, "budget_tokens": 100000}));
+    let full_tokens = full["structuredContent"]["budget"]["tokens"]
+        .as_u64()
+        .unwrap();
+    let small = c.call("retrieve", json!({"task": task, "budget_tokens": 250}));
+    let b = &small["structuredContent"]["budget"];
+    let used = b["tokens"].as_u64().unwrap();
+    assert!(used <= 250 && used > 0, "{b}");
+    assert!(
+        full_tokens > 250,
+        "the fixture answer is larger than the budget: {full_tokens}"
+    );
+    assert!(!b["omitted"].as_array().unwrap().is_empty(), "{b}");
+    let kept: u64 = small["structuredContent"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["chunks"].as_array().unwrap())
+        .map(|c| c["tokens"].as_u64().unwrap())
+        .sum();
+    assert_eq!(kept, used);
+    // By default an answer stays far under the 25k-token cap of agent clients.
+    let default = c.call("retrieve", json!({"task": task}));
+    assert!(
+        default["structuredContent"]["budget"]["tokens"]
+            .as_u64()
+            .unwrap()
+            <= 8000
+    );
+}
+
+#[test]
+fn malformed_calls_get_tool_errors_and_the_server_keeps_serving() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    for args in [
+        json!({"task": 5}),
+        json!({}),
+        json!({"task": "x", "cycles": "three"}),
+        json!({"task": "x", "cycles": 0}),
+        json!({"task": "x", "min_relevance": 3}),
+        json!({"task": "   "}),
+    ] {
+        let r = c.call("retrieve", args.clone());
+        assert!(is_error(&r), "{args} should be a tool error: {r}");
+        assert!(!error_text(&r).is_empty());
+    }
+    let r = c.call("search", json!({"query": "token", "k": 1000}));
+    assert!(is_error(&r), "{r}");
+    let r = c.request(
+        "tools/call",
+        json!({"name": "no_such_tool", "arguments": {}}),
+    );
+    assert!(r.get("error").is_some() || is_error(&r["result"]), "{r}");
+    // Still serving.
+    let s = c.call("status", json!({}));
+    assert!(!is_error(&s), "{s}");
+    assert!(s["structuredContent"]["files"].as_u64().unwrap() > 10);
+    assert_eq!(s["structuredContent"]["embedded_share"], 1.0);
+}
+
+#[test]
+fn paths_outside_the_root_are_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(
+        outside.path().join("secret.ts"),
+        "export const secret = 1;\n",
+    )
+    .unwrap();
+    let dir = private_copy();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("src/escape")).unwrap();
+    let mut c = Client::start(dir.path());
+    for args in [
+        json!({"path": "../secret.ts"}),
+        json!({"path": outside.path().join("secret.ts")}),
+        json!({"path": "src/../../secret.ts"}),
+        json!({"path": "src/escape/secret.ts"}),
+    ] {
+        let r = c.call("find_related", args.clone());
+        assert!(is_error(&r), "{args}: {r}");
+    }
+    for args in [
+        json!({"task": "token", "include": ["../**"]}),
+        json!({"task": "token", "exclude": ["/etc"]}),
+    ] {
+        let r = c.call("retrieve", args.clone());
+        assert!(is_error(&r), "{args}: {r}");
+        assert!(error_text(&r).contains("root"), "{r}");
+    }
+    // Nothing from outside was indexed through the link either.
+    let r = c.call("search", json!({"query": "secret"}));
+    let hits = r["structuredContent"]["chunks"].as_array().unwrap();
+    assert!(
+        hits.iter()
+            .all(|h| !h["path"].as_str().unwrap().contains("escape")),
+        "{r}"
+    );
+    // Inside the root it answers.
+    let r = c.call("find_related", json!({"path": "src/auth/auth.ts"}));
+    assert!(!is_error(&r), "{r}");
+    let related = r["structuredContent"]["related"].as_array().unwrap();
+    assert!(!related.is_empty());
+    assert!(related
+        .iter()
+        .all(|x| !x["reasons"].as_array().unwrap().is_empty()));
+}
+
+#[test]
+fn concurrent_calls_are_each_answered_correctly() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let tasks = [
+        (
+            "Fix the authentication token expiry bug",
+            "src/auth/tokens.ts",
+        ),
+        (
+            "Add rate limiting to API endpoints",
+            "src/middleware/throttle.ts",
+        ),
+        (
+            "Fix the authentication token expiry bug",
+            "src/auth/auth.ts",
+        ),
+        (
+            "Add rate limiting to API endpoints",
+            "src/middleware/throttle.ts",
+        ),
+    ];
+    let ids: Vec<u64> = tasks
+        .iter()
+        .map(|(t, _)| {
+            c.submit(
+                "tools/call",
+                json!({"name": "retrieve", "arguments": {"task": t}}),
+            )
+        })
+        .collect();
+    let status = c.submit("tools/call", json!({"name": "status", "arguments": {}}));
+    for (id, (task, want)) in ids.into_iter().zip(tasks) {
+        let r = c.wait(id);
+        let files = file_paths(&r["result"]["structuredContent"]);
+        assert!(files.contains(&want.to_string()), "{task}: {files:?}");
+    }
+    assert!(!is_error(&c.wait(status)["result"]));
+}
+
+#[test]
+fn a_call_after_an_edit_sees_the_change() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let before = c.call("search", json!({"query": "calculateRefundWindow"}));
+    let paths = |r: &Value| -> Vec<String> {
+        r["structuredContent"]["chunks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(!paths(&before).contains(&"src/billing/refunds.ts".to_string()));
+    std::fs::create_dir_all(dir.path().join("src/billing")).unwrap();
+    std::fs::write(
+        dir.path().join("src/billing/refunds.ts"),
+        "export function calculateRefundWindow(days: number) {\n  return days * 24;\n}\n",
+    )
+    .unwrap();
+    let after = c.call("search", json!({"query": "calculateRefundWindow"}));
+    assert_eq!(paths(&after)[0], "src/billing/refunds.ts", "{after}");
+    assert!(
+        after["structuredContent"]["index"]["freshness"]
+            .as_str()
+            .unwrap()
+            .starts_with("refreshed"),
+        "{after}"
+    );
+    let status = c.call("status", json!({}));
+    assert_eq!(status["structuredContent"]["stale_files"], 0);
+}
