@@ -309,3 +309,42 @@ fn empty_task_is_rejected() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("empty"));
 }
+
+#[test]
+fn a_copied_binary_runs_from_an_empty_folder_on_its_bundled_model() {
+    // As after `cargo install`: the binary alone, no checkout beside it, a fresh cache.
+    let bin = tempfile::tempdir().unwrap();
+    let exe = bin.path().join("iret");
+    std::fs::copy(env!("CARGO_BIN_EXE_iret"), &exe).unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    let repo = private_copy();
+    let out = std::process::Command::new(&exe)
+        .args(["search", "token expiry", "--json", "-C"])
+        .arg(repo.path())
+        .current_dir(empty.path())
+        .env("IRET_CACHE_DIR", cache.path())
+        .env_remove("IRET_MODEL_DIR")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(paths(&doc).iter().any(|p| p.starts_with("src/auth/")), "{doc}");
+    let models: Vec<_> = std::fs::read_dir(cache.path().join("models"))
+        .unwrap()
+        .flatten()
+        .collect();
+    assert_eq!(models.len(), 1);
+    assert!(models[0].path().join("model.onnx").is_file());
+    // A model folder named explicitly but missing is an error, not a silent fallback.
+    let out = std::process::Command::new(&exe)
+        .args(["search", "token expiry", "-C"])
+        .arg(repo.path())
+        .env("IRET_CACHE_DIR", cache.path())
+        .env("IRET_MODEL_DIR", empty.path().join("nothing"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no embedding model found"));
+}

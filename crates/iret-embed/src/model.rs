@@ -31,44 +31,18 @@ impl ModelManifest {
     }
 }
 
-/// Finds the model folder: `explicit`, then `$IRET_MODEL_DIR`, then `models/<DEFAULT_MODEL>`
-/// beside or above the running binary, then the source tree this binary was built from,
-/// and last the copy compiled into the binary (written to the cache folder). An explicit
-/// folder or `$IRET_MODEL_DIR` that is not a model is an error, not a fallback.
+/// Finds the model folder: `explicit` (`--model-dir`), else `$IRET_MODEL_DIR`, else the
+/// copy compiled into the binary (written once to the per-user cache folder), so an
+/// installed `iret` needs no checkout. A named folder that is not a model is an error.
 pub fn locate_model_dir(explicit: Option<&Path>) -> Result<PathBuf, EmbedError> {
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(p) = explicit {
-        candidates.push(p.to_path_buf());
-    } else {
-        if let Some(p) = std::env::var_os("IRET_MODEL_DIR") {
-            candidates.push(PathBuf::from(p));
-        }
-        if let Ok(exe) = std::env::current_exe() {
-            for dir in exe.ancestors().skip(1).take(4) {
-                candidates.push(dir.join("models").join(DEFAULT_MODEL));
-            }
-        }
-        candidates.push(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../models")
-                .join(DEFAULT_MODEL),
-        );
+    let named = explicit
+        .map(Path::to_path_buf)
+        .or_else(|| std::env::var_os("IRET_MODEL_DIR").map(PathBuf::from));
+    match named {
+        Some(dir) if dir.join("manifest.json").is_file() => Ok(dir),
+        Some(dir) => Err(EmbedError::ModelMissing {
+            tried: dir.display().to_string(),
+        }),
+        None => crate::bundled::bundled_model_dir(),
     }
-    let named = explicit.is_some() || std::env::var_os("IRET_MODEL_DIR").is_some();
-    if let Some(found) = candidates
-        .iter()
-        .find(|p| p.join("manifest.json").is_file())
-    {
-        return Ok(found.clone());
-    }
-    if !named {
-        return crate::bundled::bundled_model_dir();
-    }
-    Err(EmbedError::ModelMissing {
-        tried: candidates
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-    })
 }
