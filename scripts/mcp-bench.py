@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""Speak MCP to the real `iret mcp` server with the official Python SDK (`pip install mcp`).
+
+Smoke test on the fixture (lists the tools, runs both seed tasks):
+  scripts/mcp-bench.py --smoke tests/fixtures/ts-app
+
+Latency and tokens through the server over a semble-format benchmark (warm: one
+untimed call per repo first; every query is a `retrieve` call with default arguments):
+  scripts/mcp-bench.py --dataset ../shared/bench/semble --corpora /work/cache/corpora \
+      --index-root /work/cache/idx0 [--repos a,b] [--json out.json]
+
+Reports per call: wall time client-side (request to parsed response), the code tokens in
+the answer (`budget.tokens`, counted by the server with the shipped tokenizer), the
+answer's size in bytes, and the file-level NDCG@10 of the files the answer returns
+(targets = relevant + secondary, gain 1, as in ../shared/bench/semble/PROTOCOL.md).
+"""
+import argparse
+import asyncio
+import json
+import math
+import os
+import statistics
+import sys
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_BIN = os.path.join(HERE, "..", "target", "release", "iret")
+
+
+def answer_of(result):
+    if getattr(result, "isError", False):
+        text = result.content[0].text if result.content else ""
+        raise RuntimeError(f"tool error: {text}")
+    if getattr(result, "structuredContent", None):
+        return result.structuredContent
+    return json.loads(result.content[0].text)
+
+
+def target_path(t):
+    return (t if isinstance(t, str) else t["path"]).replace("\\", "/")
+
+
+def hits(path, target):
+    return path == target or path.endswith("/" + target) or target.endswith("/" + path)
+
+
+def ndcg10(paths, targets):
+    rel = [0] * 10
+    for t in targets:
+        for i, p in enumerate(paths[:10]):
+            if hits(p, t):
+                rel[i] = 1
+                break
+    dcg = sum(r / math.log2(i + 2) for i, r in enumerate(rel))
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(10, len(targets))))
+    return dcg / idcg if idcg else 0.0
+
+
+async def session_for(binary, root, index_dir=None):
+    args = ["mcp", root] + (["--index-dir", index_dir] if index_dir else [])
+    return StdioServerParameters(command=binary, args=args)
+
+
+async def smoke(binary, root):
+    params = await session_for(binary, root)
+    async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            tools = sorted(t.name for t in (await s.list_tools()).tools)
+            print("tools:", ", ".join(tools))
+            assert tools == ["find_related", "retrieve", "search", "status"], tools
+            for task, want in [
+                ("Fix the authentication token expiry bug", "src/auth/tokens.ts"),
+                ("Add rate limiting to API endpoints", "src/middleware/throttle.ts"),
+            ]:
+                a = answer_of(await s.call_tool("retrieve", {"task": task}))
+                files = [f"{f['path']} {f['relevance']:.2f}" for f in a["files"]]
+                learned = [t["word"] for c in a["cycles"] for t in c["learned"]]
+                print(f"{task!r}: {files}; learned {learned[:6]}")
+                assert any(f["path"] == want for f in a["files"]), (want, files)
+    print("smoke: ok")
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
+
+
+async def bench(args):
+    repos = json.load(open(os.path.join(args.dataset, "repos.json")))
+    only = set(args.repos.split(",")) if args.repos else None
+    rows = []
+    for repo in repos:
+        name = repo["name"]
+        if only and name not in only:
+            continue
+        root = os.path.join(args.corpora, name)
+        if not os.path.isdir(root):
+            print(f"skipping {name}: no corpus", file=sys.stderr)
+            continue
+        tasks = json.load(open(os.path.join(args.dataset, "annotations", f"{name}.json")))
+        params = await session_for(args.bin, root, os.path.join(args.index_root, name))
+        async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
+            async with ClientSession(r, w) as s:
+                await s.initialize()
+                answer_of(await s.call_tool("retrieve", {"task": tasks[0]["query"]}))  # warm
+                for t in tasks:
+                    t0 = time.perf_counter()
+                    result = await s.call_tool("retrieve", {"task": t["query"]})
+                    a = answer_of(result)
+                    ms = (time.perf_counter() - t0) * 1000
+                    targets = [target_path(x) for x in t.get("relevant", []) + t.get("secondary", [])]
+                    paths = [f["path"] for f in a["files"]]
+                    rows.append({
+                        "repo": name,
+                        "query": t["query"],
+                        "ms": ms,
+                        "code_tokens": a["budget"]["tokens"],
+                        "answer_bytes": len(result.content[0].text.encode()),
+                        "files": len(paths),
+                        "ndcg10_answer": ndcg10(paths, targets),
+                    })
+        print(f"{name}: {len(tasks)} calls", file=sys.stderr)
+    ms = [r["ms"] for r in rows]
+    tok = [r["code_tokens"] for r in rows]
+    by_repo = {}
+    for r in rows:
+        by_repo.setdefault(r["repo"], []).append(r["ndcg10_answer"])
+    summary = {
+        "calls": len(rows),
+        "retrieve_ms_p50": statistics.median(ms),
+        "retrieve_ms_p95": pct(ms, 0.95),
+        "code_tokens_mean": statistics.mean(tok),
+        "code_tokens_p50": statistics.median(tok),
+        "code_tokens_max": max(tok),
+        "answer_bytes_mean": statistics.mean(r["answer_bytes"] for r in rows),
+        "files_per_answer_mean": statistics.mean(r["files"] for r in rows),
+        "ndcg10_of_answer_mean_over_repos": statistics.mean(statistics.mean(v) for v in by_repo.values()),
+    }
+    print(json.dumps(summary, indent=2))
+    if args.json:
+        json.dump({"summary": summary, "calls": rows}, open(args.json, "w"), indent=1)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=DEFAULT_BIN, help="the iret binary (default: target/release/iret)")
+    ap.add_argument("--smoke", metavar="REPO", help="list the tools and run the seed tasks on REPO")
+    ap.add_argument("--dataset")
+    ap.add_argument("--corpora")
+    ap.add_argument("--index-root")
+    ap.add_argument("--repos")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if args.smoke:
+        asyncio.run(smoke(args.bin, args.smoke))
+    elif args.dataset and args.corpora and args.index_root:
+        asyncio.run(bench(args))
+    else:
+        ap.error("give --smoke REPO, or --dataset, --corpora and --index-root")
+
+
+if __name__ == "__main__":
+    main()
