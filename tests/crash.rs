@@ -108,3 +108,35 @@ fn search_answers_from_the_current_index_while_another_iret_is_indexing() {
     let fresh = search_json(root, "sendPasswordResetLink", &["--min-relevance", "0"]);
     assert_eq!(paths(&fresh)[0], "src/auth/password-reset.ts");
 }
+
+#[test]
+fn search_waits_while_another_iret_builds_the_first_index() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
+    std::fs::create_dir_all(dir.path().join(".iret")).unwrap();
+    // Another iret holds the writer lock of an index that has no generation yet.
+    let lock = std::fs::File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.path().join(".iret/lock"))
+        .unwrap();
+    lock.try_lock().unwrap();
+    let child = iret()
+        .args(["search", "token expiry", "--json", "-C"])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The other build "finishes" (here: gives up the lock); the search then goes on.
+    drop(lock);
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("waiting for it"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(paths(&doc).iter().any(|p| p.starts_with("src/auth/")), "{doc}");
+}
