@@ -31,12 +31,15 @@ DEFAULT_BIN = os.path.join(HERE, "..", "target", "release", "iret")
 
 
 def answer_of(result):
-    if getattr(result, "isError", False):
+    # The SDK names these fields is_error / structured_content (2.x) or isError /
+    # structuredContent (1.x).
+    if getattr(result, "is_error", None) or getattr(result, "isError", None):
         text = result.content[0].text if result.content else ""
         raise RuntimeError(f"tool error: {text}")
-    if getattr(result, "structuredContent", None):
-        return result.structuredContent
-    return json.loads(result.content[0].text)
+    structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
+    if structured is None:
+        raise RuntimeError("the answer has no structured content")
+    return structured
 
 
 def target_path(t):

@@ -330,7 +330,10 @@ fn a_copied_binary_runs_from_an_empty_folder_on_its_bundled_model() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(paths(&doc).iter().any(|p| p.starts_with("src/auth/")), "{doc}");
+    assert!(
+        paths(&doc).iter().any(|p| p.starts_with("src/auth/")),
+        "{doc}"
+    );
     let models: Vec<_> = std::fs::read_dir(cache.path().join("models"))
         .unwrap()
         .flatten()

@@ -41,13 +41,16 @@ impl Default for OpenOptions {
 }
 
 /// Whether an answer saw the working tree as it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Freshness {
     Fresh,
     /// This call updated the index for these many changed files first.
     Refreshed(usize),
     /// Another update is running: answered from the current index.
     Busy,
+    /// The index is a keyword tier (embedding runs elsewhere): answered by keywords, with
+    /// this share embedded so far.
+    Embedding(f64),
 }
 
 impl Freshness {
@@ -56,6 +59,7 @@ impl Freshness {
             Freshness::Fresh => "fresh".into(),
             Freshness::Refreshed(n) => format!("refreshed {n} files"),
             Freshness::Busy => "busy".into(),
+            Freshness::Embedding(share) => format!("embedding {:.0}%", share * 100.0),
         }
     }
 }
@@ -131,24 +135,38 @@ impl Engine {
             .clone()
     }
 
-    /// The index with the working tree's changes in it (see the module docs).
-    pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
+    /// A newer generation than the snapshot's is live (another process wrote it): load it.
+    fn reload_if_newer(&self) -> anyhow::Result<Arc<Corpus>> {
         let snap = self.snapshot();
+        let live = iret_index::IndexDir::new(&self.index_dir).current().ok();
+        if live.is_none() || live.as_ref() == Some(&snap.index.generation) {
+            return Ok(snap);
+        }
+        let index = Index::open(&self.index_dir, Some(self.embedder.model_id()))?;
+        let corpus = Arc::new(Corpus::new(index));
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
+        Ok(corpus)
+    }
+
+    /// The index with the working tree's changes in it (see the module docs). A keyword
+    /// tier counts as stale: the update completes its embedding (from the cache first).
+    pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
+        let snap = self.reload_if_newer()?;
         if !self.refresh {
             return Ok((snap, Freshness::Fresh));
         }
         let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
         let changed = status.stale();
-        if changed == 0 {
+        if changed == 0 && !snap.index.manifest.keyword_only() {
             return Ok((snap, Freshness::Fresh));
         }
         let Ok(_guard) = self.updating.try_lock() else {
             return Ok((snap, Freshness::Busy));
         };
         // Another call may have updated while this one waited for the lock.
-        let snap = self.snapshot();
+        let snap = self.reload_if_newer()?;
         let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
-        if status.stale() == 0 {
+        if status.stale() == 0 && !snap.index.manifest.keyword_only() {
             return Ok((snap, Freshness::Refreshed(changed)));
         }
         let opts = BuildOptions {
@@ -158,7 +176,14 @@ impl Engine {
         };
         match iret_index::build(&self.root, &self.index_dir, self.embedder.as_ref(), &opts) {
             Ok(_) => {}
-            Err(BuildError::Store(StoreError::Locked(_))) => return Ok((snap, Freshness::Busy)),
+            Err(BuildError::Store(StoreError::Locked(_))) => {
+                let freshness = if snap.index.manifest.keyword_only() {
+                    Freshness::Embedding(self.embedding_progress())
+                } else {
+                    Freshness::Busy
+                };
+                return Ok((snap, freshness));
+            }
             Err(e) => return Err(e.into()),
         }
         let index = Index::open(&self.index_dir, Some(self.embedder.model_id()))?;
@@ -362,6 +387,23 @@ impl Engine {
         })
     }
 
+    /// Share of the running build's texts embedded so far (its progress file), or of the
+    /// live index's chunks.
+    pub fn embedding_progress(&self) -> f64 {
+        let file = self.index_dir.join(iret_index::pipeline::PROGRESS_FILE);
+        let note: Option<serde_json::Value> = std::fs::read(file)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        match note {
+            Some(n) => {
+                let done = n["embedded"].as_f64().unwrap_or(0.0);
+                let total = n["total"].as_f64().unwrap_or(0.0).max(1.0);
+                (done / total).clamp(0.0, 1.0)
+            }
+            None => self.snapshot().index.manifest.embedded_share(),
+        }
+    }
+
     /// The index and how far the working tree has moved on.
     pub fn status(&self) -> anyhow::Result<StatusAnswer> {
         let corpus = self.snapshot();
@@ -375,7 +417,6 @@ impl Engine {
             .cloned()
             .collect();
         let chunks = corpus.index.chunks.len();
-        let embedded = corpus.index.vectors.len().min(chunks);
         Ok(StatusAnswer {
             root: self.root.display().to_string(),
             files: s.files,
@@ -383,10 +424,10 @@ impl Engine {
             stale_files: s.stale(),
             stale_examples: stale,
             model: s.model_id,
-            embedded_share: if chunks == 0 {
-                1.0
+            embedded_share: if corpus.index.manifest.keyword_only() {
+                round4(self.embedding_progress() as f32)
             } else {
-                round4(embedded as f32 / chunks as f32)
+                round4(corpus.index.manifest.embedded_share() as f32)
             },
             bytes_on_disk: s.bytes_on_disk,
             generation: s.generation,

@@ -64,6 +64,16 @@ impl EmbeddingCache {
         self.stored.entries.is_empty()
     }
 
+    /// Writes the entries as they are (no pruning), atomically, so a build that is
+    /// stopped keeps what it embedded so far.
+    pub fn checkpoint(&self) -> Result<(), StoreError> {
+        let bytes = bincode::serialize(&self.stored).map_err(|e| StoreError::Corrupt {
+            path: self.path.clone(),
+            reason: e.to_string(),
+        })?;
+        write_atomic(&self.path, &bytes)
+    }
+
     /// Saves atomically, dropping unused entries beyond the spare allowance.
     pub fn save(&mut self) -> Result<(), StoreError> {
         if self.stored.entries.len() > self.used.len() + SPARE_ENTRIES {

@@ -48,6 +48,26 @@ pub struct Manifest {
     #[serde(default)]
     pub sizes: BTreeMap<String, u64>,
     pub built_unix: u64,
+    /// Chunks without an embedding yet: a keyword-tier generation, written before a cold
+    /// build embeds, has all of them pending (its vectors are zeros, it has no graph).
+    #[serde(default)]
+    pub pending_vectors: usize,
+}
+
+impl Manifest {
+    /// Share of chunks with an embedding.
+    pub fn embedded_share(&self) -> f64 {
+        if self.chunks == 0 {
+            1.0
+        } else {
+            1.0 - self.pending_vectors.min(self.chunks) as f64 / self.chunks as f64
+        }
+    }
+
+    /// Nothing is embedded yet: only the keyword leg can answer.
+    pub fn keyword_only(&self) -> bool {
+        self.chunks > 0 && self.pending_vectors >= self.chunks
+    }
 }
 
 impl Manifest {

@@ -20,6 +20,18 @@ use std::time::Instant;
 /// time; see `OnnxEmbedder::embed`.)
 const BATCH: usize = 32;
 
+/// A cold build with at least this many texts to embed first writes a keyword-tier
+/// generation (chunks, BM25, every ranking signal that needs no vectors): searchable at
+/// once, while the model works.
+pub const KEYWORD_TIER_MIN: usize = 256;
+
+/// While embedding, the cache is written at most this often, so a stopped build keeps
+/// its finished work; `embedding.json` beside it says how far it got.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Progress of the embedding phase, for `iret status` while a build runs.
+pub const PROGRESS_FILE: &str = "embedding.json";
+
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     /// Show a progress bar (only drawn on a terminal).
@@ -129,6 +141,11 @@ impl Previous {
     /// The live generation as the caller already has it open.
     fn from_index(index: Index, model_id: &str) -> Option<Self> {
         index.manifest.check_compatible(Some(model_id)).ok()?;
+        // A keyword tier has no vectors to carry over: build again (the cache has what
+        // it had embedded).
+        if index.manifest.pending_vectors > 0 {
+            return None;
+        }
         let terms = load_bin(&index.generation.join(TERMS_FILE)).ok()?;
         Some(Self {
             files: index.files,
@@ -259,6 +276,9 @@ fn run(
     });
     phases.mark("terms");
 
+    let bm25 = update_bm25(old_bm25, &remap, &files, new_chunks);
+    phases.mark("bm25");
+
     // Embed what is new: chunks of changed files and terms that joined the vocabulary.
     let mut texts: Vec<String> = new_chunks
         .par_iter()
@@ -277,7 +297,33 @@ fn run(
     } else {
         let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let out = embed_all(&refs, embedder, &mut cache, opts.progress)?;
+        let cold = old_vectors.is_none();
+        if cold && count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
+            let zeros = vec![0.0; (texts.len() - new_chunk_texts) * embedder.dims()];
+            let vocab = carry_vocab(top.clone(), &old_terms, None, &zeros, embedder.dims());
+            let tables = Tables {
+                files: &files,
+                chunks: &chunks,
+                bm25: &bm25,
+                vocab: &vocab,
+                terms: &terms,
+                vectors: &Vectors::new(embedder.dims(), vec![0.0; chunks.len() * embedder.dims()]),
+            };
+            let manifest = manifest_of(
+                embedder,
+                &tables,
+                &skipped,
+                skipped_files.clone(),
+                chunks.len(),
+            );
+            let (tmp, _) = write_generation(&store, manifest, &tables)?;
+            store.commit(tmp)?;
+            phases.mark("keyword tier");
+        }
+        let progress_file = index_dir.join(PROGRESS_FILE);
+        let out = embed_all(&refs, embedder, &mut cache, opts.progress, &progress_file);
+        let _ = std::fs::remove_file(&progress_file);
+        let out = out?;
         phases.mark("embed");
         // Entries the index still uses are kept when the cache prunes old ones.
         cache.mark_used(live_keys(embedder.model_id(), &files, &chunks));
@@ -297,8 +343,6 @@ fn run(
         dims,
     );
     let vocab = carry_vocab(top, &old_terms, old_vocab.as_ref(), fresh_terms, dims);
-    let bm25 = update_bm25(old_bm25, &remap, &files, new_chunks);
-    phases.mark("bm25");
     let vectors = update_graph(
         Vectors::new(dims, data),
         old_vectors,
@@ -308,36 +352,16 @@ fn run(
     );
     phases.mark("hnsw");
 
-    let manifest = Manifest {
-        format_version: FORMAT_VERSION,
-        model_id: embedder.model_id().to_string(),
-        dims,
-        chunker_version: CHUNKER_VERSION,
-        tokenizer_version: crate::tokens::TOKENIZER_VERSION,
-        files: files.len(),
-        chunks: chunks.len(),
-        skipped: skipped
-            .iter()
-            .map(|(r, n)| (r.label().to_string(), *n))
-            .collect(),
-        skipped_files,
-        sizes: BTreeMap::new(),
-        built_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
+    let tables = Tables {
+        files: &files,
+        chunks: &chunks,
+        bm25: &bm25,
+        vocab: &vocab,
+        terms: &terms,
+        vectors: &vectors,
     };
-    let (tmp, manifest) = write_generation(
-        &store,
-        manifest,
-        &Tables {
-            files: &files,
-            chunks: &chunks,
-            bm25: &bm25,
-            vocab: &vocab,
-            terms: &terms,
-            vectors: &vectors,
-        },
-    )?;
+    let manifest = manifest_of(embedder, &tables, &skipped, skipped_files, 0);
+    let (tmp, manifest) = write_generation(&store, manifest, &tables)?;
     phases.mark("write");
     let generation = store.commit(tmp)?;
     phases.mark("commit");
@@ -364,6 +388,44 @@ fn run(
         vocab,
     };
     Ok((report, Some(index)))
+}
+
+/// The manifest of a generation of these tables, `pending` chunks not embedded yet.
+fn manifest_of(
+    embedder: &dyn Embedder,
+    tables: &Tables,
+    skipped: &BTreeMap<SkipReason, usize>,
+    skipped_files: Vec<String>,
+    pending: usize,
+) -> Manifest {
+    Manifest {
+        format_version: FORMAT_VERSION,
+        model_id: embedder.model_id().to_string(),
+        dims: embedder.dims(),
+        chunker_version: CHUNKER_VERSION,
+        tokenizer_version: crate::tokens::TOKENIZER_VERSION,
+        files: tables.files.len(),
+        chunks: tables.chunks.len(),
+        skipped: skipped
+            .iter()
+            .map(|(r, n)| (r.label().to_string(), *n))
+            .collect(),
+        skipped_files,
+        sizes: BTreeMap::new(),
+        built_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        pending_vectors: pending,
+    }
+}
+
+/// How many distinct texts the cache lacks.
+fn count_missing(texts: &[&str], embedder: &dyn Embedder, cache: &mut EmbeddingCache) -> usize {
+    let model = embedder.model_id();
+    let mut keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.iter().filter(|k| cache.get(k).is_none()).count()
 }
 
 /// Embedding-cache keys of the chunks the index keeps.
@@ -396,6 +458,9 @@ fn up_to_date(
     let manifest: Manifest =
         serde_json::from_slice(&std::fs::read(gen.join("manifest.json")).ok()?).ok()?;
     manifest.check_compatible(Some(model_id)).ok()?;
+    if manifest.pending_vectors > 0 {
+        return None; // a keyword tier: embedding is still to do
+    }
     let intact = !manifest.sizes.is_empty()
         && manifest
             .sizes
@@ -469,6 +534,7 @@ fn embed_all(
     embedder: &dyn Embedder,
     cache: &mut EmbeddingCache,
     progress: bool,
+    progress_file: &Path,
 ) -> Result<(Vec<f32>, usize), BuildError> {
     let dims = embedder.dims();
     let model = embedder.model_id();
@@ -491,14 +557,23 @@ fn embed_all(
     } else {
         None
     };
+    let mut last_checkpoint = Instant::now();
+    let mut done = 0;
     for batch in missing.chunks(BATCH) {
         let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
         let out = embedder.embed(&batch_texts)?;
         for (&i, v) in batch.iter().zip(out) {
             cache.insert(keys[i], v);
         }
+        done += batch.len();
         if let Some(b) = &bar {
             b.inc(batch.len() as u64);
+        }
+        if last_checkpoint.elapsed() >= CHECKPOINT_EVERY && done < missing.len() {
+            cache.checkpoint()?;
+            let note = serde_json::json!({"embedded": done, "total": missing.len()});
+            crate::store::write_atomic(progress_file, note.to_string().as_bytes())?;
+            last_checkpoint = Instant::now();
         }
     }
     if let Some(b) = bar {

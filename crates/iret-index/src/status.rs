@@ -21,6 +21,8 @@ pub struct Status {
     pub deleted: Vec<String>,
     pub bytes_on_disk: u64,
     pub built_unix: u64,
+    /// Chunks not embedded yet (a keyword tier).
+    pub pending_vectors: usize,
 }
 
 impl Status {
@@ -79,6 +81,7 @@ pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
         deleted,
         bytes_on_disk,
         built_unix: index.manifest.built_unix,
+        pending_vectors: index.manifest.pending_vectors,
     }
 }
 

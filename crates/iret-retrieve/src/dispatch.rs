@@ -39,7 +39,8 @@ fn vector_leg(
     params: &Params,
     allow: &(dyn Fn(usize) -> bool + Sync),
 ) -> Vec<(usize, f32)> {
-    if !params.use_vectors || state.embedding.is_empty() {
+    // A keyword-tier index (nothing embedded yet) answers by keywords alone.
+    if !params.use_vectors || state.embedding.is_empty() || index.manifest.keyword_only() {
         return Vec::new();
     }
     index

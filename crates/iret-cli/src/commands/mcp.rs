@@ -39,6 +39,10 @@ pub struct Args {
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let (root, dir) = super::locate(&args.path, args.index_dir.as_deref());
+    if !args.no_index && !dir.join("CURRENT").is_file() && root.is_dir() {
+        index_in_background(&root, &dir);
+    }
     let engine = super::open_engine(
         cli,
         &args.path,
@@ -49,4 +53,36 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     eprintln!("iret mcp: serving {} over stdio", engine.root().display());
     iret_mcp::serve_stdio(engine)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A never-indexed repository is indexed by a background `iret index`, so the server can
+/// start answering from the keyword tier (written before the embedding) instead of holding
+/// the client's handshake for the whole build. Returns once a generation is live or the
+/// indexer has ended (then the engine builds, or reports why not).
+fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    eprintln!(
+        "iret mcp: {} has no index yet; indexing it in the background",
+        root.display()
+    );
+    let child = std::process::Command::new(exe)
+        .args(["index", "-q"])
+        .arg(root)
+        .arg("--index-dir")
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else {
+        return;
+    };
+    let started = std::time::Instant::now();
+    while !dir.join("CURRENT").is_file() && started.elapsed().as_secs() < 600 {
+        if child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
 }

@@ -87,7 +87,11 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         !args.no_refresh,
     )?;
     let answer = engine.retrieve(&req)?;
-    if answer.index.freshness == "busy" {
+    if let Some(share) = answer.index.freshness.strip_prefix("embedding ") {
+        eprintln!(
+            "iret: the index is still being embedded ({share} done); answered by keywords alone"
+        );
+    } else if answer.index.freshness == "busy" {
         eprintln!("iret: another iret is updating the index; answering from the current one");
     } else if let Some(n) = answer.index.freshness.strip_prefix("refreshed ") {
         eprintln!(
