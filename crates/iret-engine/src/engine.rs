@@ -215,97 +215,46 @@ impl Engine {
     /// The loop, answered for an agent: files ≥ `min_relevance` with their best chunks
     /// (packed into the budget), what each cycle learned, and what to pass back.
     pub fn retrieve(&self, req: &RetrieveRequest) -> anyhow::Result<RetrieveAnswer> {
-        if req.task.trim().is_empty() {
-            anyhow::bail!("the task is empty: say what you are looking for");
-        }
-        let cycles = req.cycles.unwrap_or(3);
-        if !(1..=10).contains(&cycles) {
-            anyhow::bail!("cycles must be 1 to 10 (got {cycles})");
-        }
-        let min_relevance = req.min_relevance.unwrap_or(0.7);
-        if !(0.0..=1.0).contains(&min_relevance) {
-            anyhow::bail!("min_relevance must be between 0 and 1 (got {min_relevance})");
-        }
-        let max_files = req.max_files.unwrap_or(10).max(1) as usize;
-        let query = Query {
-            task: req.task.clone(),
-            keywords: req.keywords.clone(),
-            include: globs(&req.include)?,
-            exclude: globs(&req.exclude)?,
-        };
+        let (query, opts, max_files) = loop_request(req)?;
         let (corpus, freshness) = self.fresh()?;
-        let opts = Options {
-            cycles: cycles as usize,
-            min_relevance,
-            ..Options::default()
-        };
         let outcome = self.outcome(&corpus, &query, &opts)?;
-        let index = &corpus.index;
-
-        let mut chosen: Vec<&iret_retrieve::Evaluation> = outcome
-            .relevant(min_relevance)
-            .into_iter()
-            .take(max_files)
-            .collect();
-        let below_threshold = chosen.is_empty();
-        if below_threshold {
-            chosen = outcome.evaluated.iter().take(3.min(max_files)).collect();
-        }
-        // Printed order follows relevance (the loop's order breaks ties).
-        chosen.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
-
+        let (chosen, below_threshold) = choose(&outcome, opts.min_relevance, max_files);
         let mut files: Vec<FileAnswer> = chosen
             .iter()
-            .map(|e| FileAnswer {
-                path: e.path.clone(),
-                relevance: round4(e.relevance),
-                reason: e.reason.clone(),
-                missing: e.missing.clone(),
-                chunks: e
-                    .chunks
-                    .iter()
-                    .map(|h| self.chunk_answer(index, h.chunk, h.score))
-                    .collect(),
-            })
+            .map(|e| self.file_answer(&corpus.index, e))
             .collect();
         let budget = self.pack_files(&mut files, req.budget_tokens);
-        let gaps = outcome
-            .concepts
-            .words
-            .iter()
-            .filter(|c| !files.is_empty() && files.iter().all(|f| f.missing.contains(c)))
-            .cloned()
-            .collect();
         let cycles: Vec<CycleAnswer> = outcome.cycles.iter().map(cycle_answer).collect();
-        let mut keywords: Vec<String> = Vec::new();
-        let mut exclude: Vec<String> = Vec::new();
-        for c in &cycles {
-            for w in &c.learned {
-                if !keywords.contains(&w.word) {
-                    keywords.push(w.word.clone());
-                }
-            }
-            exclude.extend(c.excluded.iter().cloned());
-        }
+        let next = next_round(&cycles, &outcome.concepts.words, &files);
         Ok(RetrieveAnswer {
             query: QueryEcho {
-                task: query.task.clone(),
-                keywords: query.keywords.clone(),
-                include: query.include.clone(),
-                exclude: query.exclude.clone(),
+                task: query.task,
+                keywords: query.keywords,
+                include: query.include,
+                exclude: query.exclude,
             },
             files,
             below_threshold,
-            min_relevance: round4(min_relevance),
+            min_relevance: round4(opts.min_relevance),
             cycles,
-            next: NextRound {
-                keywords,
-                exclude,
-                gaps,
-            },
+            next,
             budget,
             index: note(&corpus, freshness),
         })
+    }
+
+    fn file_answer(&self, index: &Index, e: &iret_retrieve::Evaluation) -> FileAnswer {
+        FileAnswer {
+            path: e.path.clone(),
+            relevance: round4(e.relevance),
+            reason: e.reason.clone(),
+            missing: e.missing.clone(),
+            chunks: e
+                .chunks
+                .iter()
+                .map(|h| self.chunk_answer(index, h.chunk, h.score))
+                .collect(),
+        }
     }
 
     /// Single-shot hybrid search: each file's best chunk, best first.
@@ -471,6 +420,71 @@ impl Engine {
             f.chunks.retain(|_| keep.next().unwrap_or(false));
         }
         budget
+    }
+}
+
+/// The query and loop options a request asks for, checked; and how many files at most.
+fn loop_request(req: &RetrieveRequest) -> anyhow::Result<(Query, Options, usize)> {
+    if req.task.trim().is_empty() {
+        anyhow::bail!("the task is empty: say what you are looking for");
+    }
+    let cycles = req.cycles.unwrap_or(3);
+    if !(1..=10).contains(&cycles) {
+        anyhow::bail!("cycles must be 1 to 10 (got {cycles})");
+    }
+    let min_relevance = req.min_relevance.unwrap_or(0.7);
+    if !(0.0..=1.0).contains(&min_relevance) {
+        anyhow::bail!("min_relevance must be between 0 and 1 (got {min_relevance})");
+    }
+    let query = Query {
+        task: req.task.clone(),
+        keywords: req.keywords.clone(),
+        include: globs(&req.include)?,
+        exclude: globs(&req.exclude)?,
+    };
+    let opts = Options {
+        cycles: cycles as usize,
+        min_relevance,
+        ..Options::default()
+    };
+    Ok((query, opts, req.max_files.unwrap_or(10).max(1) as usize))
+}
+
+/// The files to return: those ≥ `min` (at most `max`), or when none reached it the best
+/// three, flagged. Listed most relevant first (the loop's order breaks ties).
+fn choose(outcome: &Outcome, min: f32, max: usize) -> (Vec<&iret_retrieve::Evaluation>, bool) {
+    let mut chosen: Vec<&iret_retrieve::Evaluation> =
+        outcome.relevant(min).into_iter().take(max).collect();
+    let below = chosen.is_empty();
+    if below {
+        chosen = outcome.evaluated.iter().take(3.min(max)).collect();
+    }
+    chosen.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
+    (chosen, below)
+}
+
+/// What an agent can pass back: the learned words, the excluded files, and the concepts
+/// no returned file covers.
+fn next_round(cycles: &[CycleAnswer], concepts: &[String], files: &[FileAnswer]) -> NextRound {
+    let mut keywords: Vec<String> = Vec::new();
+    let mut exclude: Vec<String> = Vec::new();
+    for c in cycles {
+        for w in &c.learned {
+            if !keywords.contains(&w.word) {
+                keywords.push(w.word.clone());
+            }
+        }
+        exclude.extend(c.excluded.iter().cloned());
+    }
+    let gaps = concepts
+        .iter()
+        .filter(|c| !files.is_empty() && files.iter().all(|f| f.missing.contains(c)))
+        .cloned()
+        .collect();
+    NextRound {
+        keywords,
+        exclude,
+        gaps,
     }
 }
 

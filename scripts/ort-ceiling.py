@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""ONNX Runtime alone on the shipped model: the ceiling for iret's embedding throughput.
+
+Runs models/all-minilm-l6-v2/model.onnx with onnxruntime (the same 1.31.1 iret bundles)
+over texts from a JSON-lines file (one string per line; see the `embedding_texts` example
+of iret-index), tokenized by the shipped tokenizer.json truncated to the manifest's
+max_length, mean-pooled: one text per run (as iret embeds), and, for comparison, batches
+sorted by length.
+
+  pip install onnxruntime==1.31.1 tokenizers numpy
+  scripts/ort-ceiling.py texts.jsonl [--threads 2] [--batch 32]
+"""
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODEL = os.path.join(HERE, "..", "models", "all-minilm-l6-v2")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("texts")
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--batch", type=int, default=32)
+    args = ap.parse_args()
+    texts = [json.loads(l) for l in open(args.texts)]
+    manifest = json.load(open(os.path.join(MODEL, "manifest.json")))
+    tok = Tokenizer.from_file(os.path.join(MODEL, "tokenizer.json"))
+    tok.enable_truncation(manifest["max_length"])
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = args.threads
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(os.path.join(MODEL, manifest["onnx"]), opts, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+
+    def run(batch):
+        tok.enable_padding()
+        enc = tok.encode_batch(batch)
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in names:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        out = sess.run(None, feed)[0]
+        m = mask[..., None].astype(np.float32)
+        v = (out * m).sum(1) / m.sum(1)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+    run(["warm up"])
+    t = time.perf_counter()
+    for x in texts:
+        run([x])
+    single = time.perf_counter() - t
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    t = time.perf_counter()
+    for i in range(0, len(order), args.batch):
+        run([texts[j] for j in order[i:i + args.batch]])
+    batched = time.perf_counter() - t
+    n = len(texts)
+    print(f"onnxruntime {ort.__version__}, {args.threads} threads, {n} texts, max_length {manifest['max_length']}")
+    print(f"  one text per run:            {n / single:.0f} texts/s ({single:.2f} s)")
+    print(f"  length-sorted batches of {args.batch}: {n / batched:.0f} texts/s ({batched:.2f} s)")
+
+
+if __name__ == "__main__":
+    main()
