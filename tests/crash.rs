@@ -213,6 +213,21 @@ fn a_cold_index_is_searchable_by_keyword_while_embedding_and_resumes_after_sigki
     assert!(out.status.code() != Some(2), "{err}");
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+    // Judged on the evidence a keyword tier has (similarity is none): the defining file
+    // is strong, and the answer says the index is still being embedded.
+    assert!(out.status.success(), "{err}");
+    assert!(
+        doc["files"][0]["relevance"].as_f64().unwrap() >= 0.8,
+        "{doc}"
+    );
+    assert!(
+        doc["index"]["freshness"]
+            .as_str()
+            .unwrap()
+            .starts_with("embedding"),
+        "{doc}"
+    );
+    assert!(err.contains("answered by keywords"), "{err}");
     let out = run(iret().args(["status", "--json"]).arg(root));
     let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(status["pending_vectors"].as_u64().unwrap() > 0, "{status}");

@@ -153,7 +153,12 @@ impl Engine {
     pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
         let snap = self.reload_if_newer()?;
         if !self.refresh {
-            return Ok((snap, Freshness::Fresh));
+            let freshness = if snap.index.manifest.keyword_only() {
+                Freshness::Embedding(self.embedding_progress())
+            } else {
+                Freshness::Fresh
+            };
+            return Ok((snap, freshness));
         }
         let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
         let changed = status.stale();

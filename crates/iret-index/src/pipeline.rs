@@ -26,8 +26,11 @@ const BATCH: usize = 32;
 pub const KEYWORD_TIER_MIN: usize = 256;
 
 /// While embedding, the cache is written at most this often, so a stopped build keeps
-/// its finished work; `embedding.json` beside it says how far it got.
+/// its finished work; `embedding.json` beside it says how far it got. A checkpoint rewrites
+/// the whole cache, so the next one also waits [`CHECKPOINT_SPACING`] times as long as the
+/// last took: checkpoints cost at most about a tenth of the embedding time.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
+const CHECKPOINT_SPACING: u32 = 10;
 
 /// Progress of the embedding phase, for `iret status` while a build runs.
 pub const PROGRESS_FILE: &str = "embedding.json";
@@ -558,6 +561,7 @@ fn embed_all(
         None
     };
     let mut last_checkpoint = Instant::now();
+    let mut wait = CHECKPOINT_EVERY;
     let mut done = 0;
     for batch in missing.chunks(BATCH) {
         let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
@@ -569,10 +573,12 @@ fn embed_all(
         if let Some(b) = &bar {
             b.inc(batch.len() as u64);
         }
-        if last_checkpoint.elapsed() >= CHECKPOINT_EVERY && done < missing.len() {
+        if last_checkpoint.elapsed() >= wait && done < missing.len() {
+            let took = Instant::now();
             cache.checkpoint()?;
             let note = serde_json::json!({"embedded": done, "total": missing.len()});
             crate::store::write_atomic(progress_file, note.to_string().as_bytes())?;
+            wait = CHECKPOINT_EVERY.max(took.elapsed() * CHECKPOINT_SPACING);
             last_checkpoint = Instant::now();
         }
     }

@@ -131,10 +131,14 @@ impl Evaluator<'_> {
                 };
                 // Standing against the best file.
                 let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
-                let mut relevance = W_SIM * sim_abs
-                    + W_COVERAGE * coverage
-                    + W_STANDING * rel_score
-                    + W_STRUCTURE * structural;
+                let mut relevance =
+                    W_COVERAGE * coverage + W_STANDING * rel_score + W_STRUCTURE * structural;
+                if self.index.manifest.keyword_only() {
+                    // Nothing is embedded yet: similarity is no evidence, the rest is all.
+                    relevance /= 1.0 - W_SIM;
+                } else {
+                    relevance += W_SIM * sim_abs;
+                }
                 if hit.noise {
                     relevance *= 0.8;
                 }
