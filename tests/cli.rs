@@ -351,3 +351,19 @@ fn a_copied_binary_runs_from_an_empty_folder_on_its_bundled_model() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no embedding model found"));
 }
+
+#[test]
+fn mcp_help_explains_the_four_tools() {
+    let out = run(iret().args(["mcp", "--help"]));
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    for tool in [
+        "retrieve",
+        "search",
+        "find_related",
+        "status",
+        "budget_tokens",
+    ] {
+        assert!(help.contains(tool), "{tool} missing from:\n{help}");
+    }
+}

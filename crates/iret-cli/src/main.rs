@@ -12,7 +12,7 @@ use std::process::ExitCode;
     about = "Find the files that matter for a coding task: hybrid (vector + BM25) search with an evaluate-and-refine loop, fully local."
 )]
 pub struct Cli {
-    /// Folder with the embedding model (default: the shipped models/all-minilm-l6-v2).
+    /// Folder with the embedding model (default: the model compiled into iret, written once to ~/.cache/iret).
     #[arg(long, global = true, env = "IRET_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
     #[command(subcommand)]
@@ -28,6 +28,7 @@ pub enum Command {
     /// Show the index: files, chunks, stale files, size on disk, model, format
     Status(commands::status::Args),
     /// Serve a repository to coding agents as an MCP server over stdio (retrieve, search, find_related, status)
+    #[command(long_about = commands::mcp::LONG_ABOUT)]
     Mcp(commands::mcp::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),

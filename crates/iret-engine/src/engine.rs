@@ -574,7 +574,11 @@ fn open_or_build(
             Err(BuildError::Store(StoreError::Locked(_))) => {
                 // Another iret is building the first index: wait for it.
                 if let Ok(index) = Index::open(index_dir, Some(embedder.model_id())) {
-                    return Ok((index, "waited for another iret to build the index".into()));
+                    return Ok((
+                        index,
+                        "another iret is building the index; answering from what it has written"
+                            .into(),
+                    ));
                 }
                 if !said {
                     eprintln!(

@@ -2,10 +2,9 @@ use crate::Cli;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Serve this repository to agents over MCP (stdio).
-#[derive(clap::Args)]
-#[command(
-    long_about = "Serve the repository to coding agents as an MCP server over stdin/stdout.
+/// What `iret mcp --help` explains.
+pub const LONG_ABOUT: &str =
+    "Serve the repository to coding agents as an MCP server over stdin/stdout.
 
 Tools:
   retrieve      the evaluate-and-refine loop: the files that matter for a task, each with a
@@ -21,8 +20,10 @@ Tools:
 The index is built on first use (unless --no-index) and refreshed before a call when files
 changed. Paths must stay inside the repository. Logs go to stderr.
 
-Add it to an MCP client with the command `iret mcp /path/to/repo` (see README.md)."
-)]
+Add it to an MCP client with the command `iret mcp /path/to/repo` (see README.md).";
+
+/// Serve this repository to agents over MCP (stdio).
+#[derive(clap::Args)]
 pub struct Args {
     /// A folder of the repository to serve (its root is found as for `iret search`).
     #[arg(default_value = ".")]
