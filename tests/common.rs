@@ -78,3 +78,53 @@ pub fn paths(doc: &serde_json::Value) -> Vec<String> {
         .map(|f| f["path"].as_str().unwrap().to_string())
         .collect()
 }
+
+/// A repository of `files` TypeScript files with four small functions each.
+pub fn synthetic_repo(files: usize) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let words = [
+        "ledger", "invoice", "parcel", "voucher", "tariff", "harbor", "quarry", "lantern",
+    ];
+    for f in 0..files {
+        let mut src = String::new();
+        for i in 0..4 {
+            let w = words[(f + i) % words.len()];
+            src.push_str(&format!(
+                "export function {w}Step{f}x{i}(amount: number) {{\n  const total{i} = amount * {f} + {i};\n  return total{i};\n}}\n\n"
+            ));
+        }
+        let sub = dir.path().join(format!("src/{}", words[f % words.len()]));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join(format!("module{f}.ts")), src).unwrap();
+    }
+    dir
+}
+
+/// Starts a cold `iret index` of `root`, waits until its keyword tier is live and some
+/// embedding is checkpointed, and SIGKILLs it. Returns how many texts were checkpointed.
+pub fn kill_during_embedding(root: &Path) -> u64 {
+    let mut child = iret().args(["index", "-q"]).arg(root).spawn().unwrap();
+    let progress = root.join(".iret/embedding.json");
+    let started = std::time::Instant::now();
+    let done = loop {
+        if let Some(n) = std::fs::read(&progress)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["embedded"].as_u64())
+        {
+            break n;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(120),
+            "no embedding checkpoint within 120 s"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the build ended before a checkpoint"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = child.kill(); // SIGKILL on unix
+    let _ = child.wait();
+    done
+}

@@ -144,56 +144,13 @@ fn search_waits_while_another_iret_builds_the_first_index() {
     );
 }
 
-/// A repository of `files` TypeScript files with four small functions each.
-fn synthetic_repo(files: usize) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    let words = [
-        "ledger", "invoice", "parcel", "voucher", "tariff", "harbor", "quarry", "lantern",
-    ];
-    for f in 0..files {
-        let mut src = String::new();
-        for i in 0..4 {
-            let w = words[(f + i) % words.len()];
-            src.push_str(&format!(
-                "export function {w}Step{f}x{i}(amount: number) {{\n  const total{i} = amount * {f} + {i};\n  return total{i};\n}}\n\n"
-            ));
-        }
-        let sub = dir.path().join(format!("src/{}", words[f % words.len()]));
-        std::fs::create_dir_all(&sub).unwrap();
-        std::fs::write(sub.join(format!("module{f}.ts")), src).unwrap();
-    }
-    dir
-}
-
 #[cfg(unix)]
 #[test]
 fn a_cold_index_is_searchable_by_keyword_while_embedding_and_resumes_after_sigkill() {
     let repo = synthetic_repo(220);
     let root = repo.path();
-    let mut child = iret().args(["index", "-q"]).arg(root).spawn().unwrap();
-    // Wait until the keyword tier is live and the embedding has checkpointed some work.
     let progress = root.join(".iret/embedding.json");
-    let started = std::time::Instant::now();
-    let done_before_kill = loop {
-        if let Some(n) = std::fs::read(&progress)
-            .ok()
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v["embedded"].as_u64())
-        {
-            break n;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(120),
-            "no embedding checkpoint within 120 s"
-        );
-        assert!(
-            child.try_wait().unwrap().is_none(),
-            "the build ended before a checkpoint"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let _ = child.kill(); // SIGKILL
-    let _ = child.wait();
+    let done_before_kill = kill_during_embedding(root);
     assert!(done_before_kill > 0);
 
     // The keyword tier answers, and says so.

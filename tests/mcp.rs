@@ -419,3 +419,41 @@ fn a_call_after_an_edit_sees_the_change() {
     let status = c.call("status", json!({}));
     assert_eq!(status["structuredContent"]["stale_files"], 0);
 }
+
+#[cfg(unix)]
+#[test]
+fn a_keyword_tier_left_by_a_killed_build_answers_at_once_and_is_completed_in_the_background() {
+    let repo = synthetic_repo(220);
+    let root = repo.path();
+    kill_during_embedding(root);
+    let mut c = Client::start(root);
+    let r = c.call("search", json!({"query": "quarryStep13x1"}));
+    let answer = &r["structuredContent"];
+    assert!(
+        answer["index"]["freshness"]
+            .as_str()
+            .unwrap()
+            .starts_with("embedding"),
+        "{answer}"
+    );
+    assert_eq!(
+        answer["chunks"][0]["path"], "src/harbor/module13.ts",
+        "{answer}"
+    );
+    // The server finishes the embedding on its own; status follows it to the end.
+    let started = std::time::Instant::now();
+    loop {
+        let s = c.call("status", json!({}));
+        if s["structuredContent"]["embedded_share"] == 1.0 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let r = c.call("search", json!({"query": "quarryStep13x1"}));
+    assert_eq!(r["structuredContent"]["index"]["freshness"], "fresh", "{r}");
+    assert_eq!(
+        r["structuredContent"]["chunks"][0]["path"],
+        "src/harbor/module13.ts"
+    );
+}

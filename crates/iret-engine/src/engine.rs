@@ -27,6 +27,10 @@ pub struct OpenOptions {
     pub wait: Duration,
     /// Check the working tree before each answer and update the index when it changed.
     pub refresh: bool,
+    /// A keyword tier nobody is completing (its build was stopped) is completed on a
+    /// background thread: for long-lived engines (`iret mcp`). Otherwise calls answer from
+    /// it by keywords until `iret index` completes it.
+    pub complete_in_background: bool,
 }
 
 impl Default for OpenOptions {
@@ -36,6 +40,7 @@ impl Default for OpenOptions {
             progress: false,
             wait: Duration::from_secs(600),
             refresh: true,
+            complete_in_background: false,
         }
     }
 }
@@ -71,6 +76,9 @@ pub struct Engine {
     tokens: Option<Arc<TokenCounter>>,
     current: RwLock<Arc<Corpus>>,
     updating: Mutex<()>,
+    /// A background thread is completing a keyword tier's embedding.
+    completing: Arc<std::sync::atomic::AtomicBool>,
+    background: bool,
     refresh: bool,
     /// What opening did, for the caller to report (`built`, `waited`, `opened`).
     pub opened: String,
@@ -98,6 +106,7 @@ impl Engine {
             tokens,
         );
         engine.refresh = opts.refresh;
+        engine.background = opts.complete_in_background;
         engine.opened = opened;
         Ok(engine)
     }
@@ -118,6 +127,8 @@ impl Engine {
             tokens,
             current: RwLock::new(corpus),
             updating: Mutex::new(()),
+            completing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            background: false,
             refresh: false,
             opened: "opened".into(),
         }
@@ -164,6 +175,14 @@ impl Engine {
         let changed = status.stale();
         if changed == 0 && !snap.index.manifest.keyword_only() {
             return Ok((snap, Freshness::Fresh));
+        }
+        if changed == 0 {
+            // A keyword tier of the tree as it is: this call answers by keywords; a
+            // long-lived engine finishes the embedding in the background.
+            if self.background {
+                self.complete_in_background();
+            }
+            return Ok((snap, Freshness::Embedding(self.embedding_progress())));
         }
         let Ok(_guard) = self.updating.try_lock() else {
             return Ok((snap, Freshness::Busy));
@@ -341,6 +360,28 @@ impl Engine {
         })
     }
 
+    /// Finishes a keyword tier's embedding on a thread of its own (one at a time); the
+    /// next call after it picks up the full generation.
+    fn complete_in_background(&self) {
+        use std::sync::atomic::Ordering;
+        if self.completing.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (root, dir) = (self.root.clone(), self.index_dir.clone());
+        let embedder = self.embedder.clone();
+        let flag = self.completing.clone();
+        std::thread::spawn(move || {
+            let opts = BuildOptions {
+                progress: false,
+                limits: None,
+                force: false,
+            };
+            // Locked: another process is completing it, which is as good.
+            let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
+            flag.store(false, Ordering::SeqCst);
+        });
+    }
+
     /// Share of the running build's texts embedded so far (its progress file), or of the
     /// live index's chunks.
     pub fn embedding_progress(&self) -> f64 {
@@ -360,7 +401,7 @@ impl Engine {
 
     /// The index and how far the working tree has moved on.
     pub fn status(&self) -> anyhow::Result<StatusAnswer> {
-        let corpus = self.snapshot();
+        let corpus = self.reload_if_newer()?;
         let s = iret_index::status::status_of(&self.root, &self.index_dir, &corpus.index);
         let stale: Vec<String> = s
             .modified

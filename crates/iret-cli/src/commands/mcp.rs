@@ -50,6 +50,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         args.index_dir.as_deref(),
         !args.no_index,
         !args.no_refresh,
+        true,
     )?;
     eprintln!("iret mcp: serving {} over stdio", engine.root().display());
     iret_mcp::serve_stdio(engine)?;

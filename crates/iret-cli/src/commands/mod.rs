@@ -61,6 +61,7 @@ pub fn open_engine(
     index_dir: Option<&Path>,
     index: bool,
     refresh: bool,
+    long_lived: bool,
 ) -> anyhow::Result<Engine> {
     let (root, dir) = locate(path, index_dir);
     let model = model_dir(cli)?;
@@ -77,6 +78,7 @@ pub fn open_engine(
         index_if_missing: index,
         progress: std::io::stderr().is_terminal(),
         refresh,
+        complete_in_background: long_lived,
         ..OpenOptions::default()
     };
     let engine = Engine::open(&root, &dir, embedder, Some(tokens), &opts)?;

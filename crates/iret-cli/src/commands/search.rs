@@ -85,6 +85,7 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         args.index_dir.as_deref(),
         !args.no_index,
         !args.no_refresh,
+        false,
     )?;
     let answer = engine.retrieve(&req)?;
     if let Some(share) = answer.index.freshness.strip_prefix("embedding ") {
