@@ -207,3 +207,71 @@ fn a_cold_index_is_searchable_by_keyword_while_embedding_and_resumes_after_sigki
     assert_eq!(status["pending_vectors"], 0, "{status}");
     assert!(!progress.exists());
 }
+
+#[cfg(unix)]
+#[test]
+fn a_large_update_is_searchable_by_keyword_while_its_new_chunks_embed() {
+    let repo = synthetic_repo(220);
+    let root = repo.path();
+    let out = run(iret().args(["index", "-q"]).arg(root));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A branch switch: 150 of the 220 files now hold other functions.
+    let words = [
+        "ledger", "invoice", "parcel", "voucher", "tariff", "harbor", "quarry", "lantern",
+    ];
+    for f in 0..150 {
+        let mut src = String::new();
+        for i in 0..4 {
+            let w = words[(f + i) % words.len()];
+            // Long enough that each function is a chunk of its own.
+            let body: String = (0..8)
+                .map(|k| format!("  const step{k} = amount * {k} - {f} * {i};\n"))
+                .collect();
+            src.push_str(&format!(
+                "export function {w}Phase{f}x{i}(amount: number) {{\n{body}  return step7;\n}}\n\n"
+            ));
+        }
+        let dir = root.join(format!("src/{}", words[f % words.len()]));
+        std::fs::write(dir.join(format!("module{f}.ts")), src).unwrap();
+    }
+    kill_during_embedding(root);
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pending = status["pending_vectors"].as_u64().unwrap();
+    assert!(
+        pending > 0 && pending < status["chunks"].as_u64().unwrap(),
+        "{status}"
+    );
+    // The changed code is found by its new names; the unchanged files are still there.
+    for (query, want) in [
+        ("quarryPhase13x1", "src/harbor/module13.ts"),
+        ("voucherStep200x3", "src/ledger/module200.ts"),
+    ] {
+        let doc = search_json(
+            root,
+            query,
+            &["--no-refresh", "--no-index", "--cycles", "1"],
+        );
+        assert_eq!(paths(&doc)[0], want, "{query}: {doc}");
+        assert!(
+            doc["index"]["freshness"]
+                .as_str()
+                .unwrap()
+                .starts_with("embedding"),
+            "{doc}"
+        );
+    }
+    let out = run(iret().args(["index", "-q"]).arg(root));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["pending_vectors"], 0, "{status}");
+}

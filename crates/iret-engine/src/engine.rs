@@ -164,7 +164,7 @@ impl Engine {
     pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
         let snap = self.reload_if_newer()?;
         if !self.refresh {
-            let freshness = if snap.index.manifest.keyword_only() {
+            let freshness = if snap.index.manifest.pending() {
                 Freshness::Embedding(self.embedding_progress())
             } else {
                 Freshness::Fresh
@@ -173,7 +173,7 @@ impl Engine {
         }
         let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
         let changed = status.stale();
-        if changed == 0 && !snap.index.manifest.keyword_only() {
+        if changed == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Fresh));
         }
         if changed == 0 {
@@ -190,7 +190,7 @@ impl Engine {
         // Another call may have updated while this one waited for the lock.
         let snap = self.reload_if_newer()?;
         let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
-        if status.stale() == 0 && !snap.index.manifest.keyword_only() {
+        if status.stale() == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Refreshed(changed)));
         }
         let opts = BuildOptions {
@@ -201,7 +201,7 @@ impl Engine {
         match iret_index::build(&self.root, &self.index_dir, self.embedder.as_ref(), &opts) {
             Ok(_) => {}
             Err(BuildError::Store(StoreError::Locked(_))) => {
-                let freshness = if snap.index.manifest.keyword_only() {
+                let freshness = if snap.index.manifest.pending() {
                     Freshness::Embedding(self.embedding_progress())
                 } else {
                     Freshness::Busy
@@ -419,7 +419,7 @@ impl Engine {
             stale_files: s.stale(),
             stale_examples: stale,
             model: s.model_id,
-            embedded_share: if corpus.index.manifest.keyword_only() {
+            embedded_share: if corpus.index.manifest.pending() {
                 round4(self.embedding_progress() as f32)
             } else {
                 round4(corpus.index.manifest.embedded_share() as f32)

@@ -48,8 +48,9 @@ pub struct Manifest {
     #[serde(default)]
     pub sizes: BTreeMap<String, u64>,
     pub built_unix: u64,
-    /// Chunks without an embedding yet: a keyword-tier generation, written before a cold
-    /// build embeds, has all of them pending (its vectors are zeros, it has no graph).
+    /// Chunks without an embedding yet (their vectors are zeros): a keyword-tier
+    /// generation, written before a build embeds, has no graph; after a cold start all its
+    /// chunks are pending, after an update those of the changed files.
     #[serde(default)]
     pub pending_vectors: usize,
 }
@@ -67,6 +68,11 @@ impl Manifest {
     /// Nothing is embedded yet: only the keyword leg can answer.
     pub fn keyword_only(&self) -> bool {
         self.chunks > 0 && self.pending_vectors >= self.chunks
+    }
+
+    /// A keyword tier, whole or partial: some chunks still wait for their embedding.
+    pub fn pending(&self) -> bool {
+        self.pending_vectors > 0
     }
 }
 

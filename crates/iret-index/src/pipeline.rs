@@ -20,9 +20,9 @@ use std::time::Instant;
 /// time; see `OnnxEmbedder::embed`.)
 const BATCH: usize = 32;
 
-/// A cold build with at least this many texts to embed first writes a keyword-tier
-/// generation (chunks, BM25, every ranking signal that needs no vectors): searchable at
-/// once, while the model works.
+/// A build with at least this many texts to embed (a cold build, a branch switch) first
+/// writes a keyword-tier generation (chunks, BM25, every ranking signal that needs no
+/// vectors, the vectors it carries over): searchable at once, while the model works.
 pub const KEYWORD_TIER_MIN: usize = 256;
 
 /// While embedding, the cache is written at most this often, so a stopped build keeps
@@ -300,25 +300,35 @@ fn run(
     } else {
         let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let cold = old_vectors.is_none();
-        if cold && count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
-            let zeros = vec![0.0; (texts.len() - new_chunk_texts) * embedder.dims()];
-            let vocab = carry_vocab(top.clone(), &old_terms, None, &zeros, embedder.dims());
+        if count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
+            // The keyword tier: every chunk searchable by keywords now. Vectors the build
+            // carries over stay (searched exactly, without a graph); new chunks and terms
+            // are zeros until embedded.
+            let dims = embedder.dims();
+            let zeros = vec![0.0; (texts.len() - new_chunk_texts) * dims];
+            let vocab = carry_vocab(top.clone(), &old_terms, old_vocab.as_ref(), &zeros, dims);
+            let data = carry_vectors(
+                old_vectors.as_ref(),
+                &remap,
+                &revived,
+                kept..chunks.len(),
+                &vec![0.0; new_chunk_texts * dims],
+                dims,
+            );
             let tables = Tables {
                 files: &files,
                 chunks: &chunks,
                 bm25: &bm25,
                 vocab: &vocab,
                 terms: &terms,
-                vectors: &Vectors::new(embedder.dims(), vec![0.0; chunks.len() * embedder.dims()]),
+                vectors: &Vectors::new(dims, data),
             };
-            let manifest = manifest_of(
-                embedder,
-                &tables,
-                &skipped,
-                skipped_files.clone(),
-                chunks.len(),
-            );
+            let pending = if old_vectors.is_none() {
+                chunks.len()
+            } else {
+                new_chunk_texts
+            };
+            let manifest = manifest_of(embedder, &tables, &skipped, skipped_files.clone(), pending);
             let (tmp, _) = write_generation(&store, manifest, &tables)?;
             store.commit(tmp)?;
             phases.mark("keyword tier");
