@@ -160,7 +160,8 @@ impl Engine {
     }
 
     /// The index with the working tree's changes in it (see the module docs). A keyword
-    /// tier counts as stale: the update completes its embedding (from the cache first).
+    /// tier of the tree as it is answers by keywords (a long-lived engine completes its
+    /// embedding in the background); once files changed, this call updates the index.
     pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
         let snap = self.reload_if_newer()?;
         if !self.refresh {
