@@ -199,8 +199,16 @@ impl Engine {
             limits: None,
             force: false,
         };
-        match iret_index::build(&self.root, &self.index_dir, self.embedder.as_ref(), &opts) {
-            Ok(_) => {}
+        // The snapshot is shared with concurrent readers, so it cannot serve as the
+        // starting point; the new generation comes back loaded.
+        let updated = match iret_index::refresh(
+            &self.root,
+            &self.index_dir,
+            self.embedder.as_ref(),
+            &opts,
+            None,
+        ) {
+            Ok((_, updated)) => updated,
             Err(BuildError::Store(StoreError::Locked(_))) => {
                 let freshness = if snap.index.manifest.pending() {
                     Freshness::Embedding(self.embedding_progress())
@@ -210,8 +218,11 @@ impl Engine {
                 return Ok((snap, freshness));
             }
             Err(e) => return Err(e.into()),
-        }
-        let index = Index::open(&self.index_dir, Some(self.embedder.model_id()))?;
+        };
+        let index = match updated {
+            Some(index) => index,
+            None => Index::open(&self.index_dir, Some(self.embedder.model_id()))?,
+        };
         let corpus = Arc::new(Corpus::new(index));
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
         Ok((corpus, Freshness::Refreshed(status.stale())))
@@ -386,16 +397,8 @@ impl Engine {
     /// Share of the running build's texts embedded so far (its progress file), or of the
     /// live index's chunks.
     pub fn embedding_progress(&self) -> f64 {
-        let file = self.index_dir.join(iret_index::pipeline::PROGRESS_FILE);
-        let note: Option<serde_json::Value> = std::fs::read(file)
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-        match note {
-            Some(n) => {
-                let done = n["embedded"].as_f64().unwrap_or(0.0);
-                let total = n["total"].as_f64().unwrap_or(0.0).max(1.0);
-                (done / total).clamp(0.0, 1.0)
-            }
+        match iret_index::pipeline::Progress::read(&self.index_dir) {
+            Some(p) => p.share(),
             None => self.snapshot().index.manifest.embedded_share(),
         }
     }
@@ -607,9 +610,12 @@ fn open_or_build(
             limits: None,
             force: false,
         };
-        match iret_index::build(root, index_dir, embedder, &build_opts) {
-            Ok(report) => {
-                let index = Index::open(index_dir, Some(embedder.model_id()))?;
+        match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
+            Ok((report, built)) => {
+                let index = match built {
+                    Some(index) => index,
+                    None => Index::open(index_dir, Some(embedder.model_id()))?,
+                };
                 let how = if said { "waited, then built" } else { "built" };
                 return Ok((index, format!("{how}: {}", report.summary())));
             }

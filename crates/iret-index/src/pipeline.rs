@@ -35,6 +35,25 @@ const CHECKPOINT_SPACING: u32 = 10;
 /// Progress of the embedding phase, for `iret status` while a build runs.
 pub const PROGRESS_FILE: &str = "embedding.json";
 
+/// How far a running build's embedding phase has got (`<index>/embedding.json`).
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
+pub struct Progress {
+    pub embedded: usize,
+    pub total: usize,
+}
+
+impl Progress {
+    /// The progress a running build last wrote, if one is embedding in `index_dir`.
+    pub fn read(index_dir: &Path) -> Option<Self> {
+        serde_json::from_slice(&std::fs::read(index_dir.join(PROGRESS_FILE)).ok()?).ok()
+    }
+
+    /// Share of the texts embedded, 0 to 1.
+    pub fn share(&self) -> f64 {
+        (self.embedded as f64 / self.total.max(1) as f64).clamp(0.0, 1.0)
+    }
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct BuildOptions {
     /// Show a progress bar (only drawn on a terminal).
@@ -173,19 +192,20 @@ pub fn build(
     run(root, index_dir, embedder, opts, None).map(|(report, _)| report)
 }
 
-/// [`build`] for a caller that holds the live generation open (`iret search` refreshing a
-/// stale index): `open` serves as the previous generation if it still is the live one,
-/// and the index comes back loaded, so nothing is read from disk twice. Returns `None`
-/// for the index only when `open` was no longer live and nothing needed rebuilding; open
-/// the index again then.
+/// [`build`] that hands the new generation back loaded, so the caller need not read it
+/// from disk again. A caller that holds the live generation open (and can give it up, as
+/// `iret search` can) passes it as `open`: it then serves as the previous generation if it
+/// still is the live one, and nothing is read from disk twice. Returns `None` for the
+/// index only when nothing needed rebuilding and `open` was not the live generation (or
+/// was not given); open the index again then.
 pub fn refresh(
     root: &Path,
     index_dir: &Path,
     embedder: &dyn Embedder,
     opts: &BuildOptions,
-    open: Index,
+    open: Option<Index>,
 ) -> Result<(BuildReport, Option<Index>), BuildError> {
-    run(root, index_dir, embedder, opts, Some(open))
+    run(root, index_dir, embedder, opts, open)
 }
 
 fn run(
@@ -586,8 +606,12 @@ fn embed_all(
         if last_checkpoint.elapsed() >= wait && done < missing.len() {
             let took = Instant::now();
             cache.checkpoint()?;
-            let note = serde_json::json!({"embedded": done, "total": missing.len()});
-            crate::store::write_atomic(progress_file, note.to_string().as_bytes())?;
+            let note = Progress {
+                embedded: done,
+                total: missing.len(),
+            };
+            let bytes = serde_json::to_vec(&note).expect("progress serialises");
+            crate::store::write_atomic(progress_file, &bytes)?;
             wait = CHECKPOINT_EVERY.max(took.elapsed() * CHECKPOINT_SPACING);
             last_checkpoint = Instant::now();
         }

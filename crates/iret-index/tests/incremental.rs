@@ -314,7 +314,8 @@ fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
         "src/auth.ts",
         "export function refreshToken(token: string) {\n  return token + 'x';\n}\n",
     );
-    let (report, updated) = iret_index::refresh(src.path(), idx.path(), &e, &opts, open).unwrap();
+    let (report, updated) =
+        iret_index::refresh(src.path(), idx.path(), &e, &opts, Some(open)).unwrap();
     assert_eq!(report.changed_files, 1, "{report:?}");
     let updated = updated.expect("the open index was live, so the new one comes back");
     // What came back is what is on disk now, including the graph.
@@ -334,14 +335,16 @@ fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
     assert_eq!(chunk_paths(&updated, a.keys().copied()), ["src/auth.ts:1"]);
 
     // Nothing changed since: the open index comes back as it is.
-    let (report, same) = iret_index::refresh(src.path(), idx.path(), &e, &opts, reopened).unwrap();
+    let (report, same) =
+        iret_index::refresh(src.path(), idx.path(), &e, &opts, Some(reopened)).unwrap();
     assert!(report.up_to_date);
     assert_eq!(same.unwrap().generation, updated.generation);
 
     // An open index that is no longer live is not used as the starting point.
     write(src.path(), "src/extra.ts", "export const extra = 1;\n");
     build(src.path(), idx.path(), &e, &opts).unwrap();
-    let (report, back) = iret_index::refresh(src.path(), idx.path(), &e, &opts, updated).unwrap();
+    let (report, back) =
+        iret_index::refresh(src.path(), idx.path(), &e, &opts, Some(updated)).unwrap();
     assert!(report.up_to_date, "{report:?}");
     assert!(
         back.is_none(),

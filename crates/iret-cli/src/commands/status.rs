@@ -26,15 +26,14 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         s.added.len(),
         s.deleted.len()
     );
-    let progress: Option<serde_json::Value> =
-        std::fs::read(index_dir.join(iret_index::pipeline::PROGRESS_FILE))
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok());
-    match (s.pending_vectors, progress) {
+    match (
+        s.pending_vectors,
+        iret_index::pipeline::Progress::read(&index_dir),
+    ) {
         (0, _) => println!("embedded   all chunks"),
         (_, Some(p)) => println!(
             "embedded   keyword tier; a build is embedding ({} of {} texts done)",
-            p["embedded"], p["total"]
+            p.embedded, p.total
         ),
         (n, None) => {
             println!("embedded   keyword tier ({n} chunks pending; `iret index` completes it)")
