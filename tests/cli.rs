@@ -224,6 +224,45 @@ fn corrupt_index_is_a_clear_error_then_rebuilds() {
 }
 
 #[test]
+fn an_index_of_an_older_format_is_named_and_rebuilt() {
+    let dir = private_copy();
+    let iret_dir = dir.path().join(".iret");
+    let gen = std::fs::read_to_string(iret_dir.join("CURRENT")).unwrap();
+    let manifest = iret_dir.join(gen.trim()).join("manifest.json");
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    doc["format_version"] = 1.into();
+    std::fs::write(&manifest, serde_json::to_vec(&doc).unwrap()).unwrap();
+
+    // Told what it is and what to do, when searching may not index.
+    let out = run(iret()
+        .args(["search", "token expiry", "--no-index", "-C"])
+        .arg(dir.path()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("index format 1") && err.contains("run `iret index`"),
+        "{err}"
+    );
+
+    // By default the search rebuilds it (from the embedding cache) and answers.
+    let out = run(iret()
+        .args(["search", "token expiry", "--json", "-C"])
+        .arg(dir.path()));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("rebuilding the index"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!paths(&doc).is_empty(), "{doc}");
+    let gen = std::fs::read_to_string(iret_dir.join("CURRENT")).unwrap();
+    let rebuilt: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(iret_dir.join(gen.trim()).join("manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(rebuilt["format_version"], 2);
+}
+
+#[test]
 fn hostile_files_are_skipped_and_counted() {
     let dir = private_copy();
     let root = dir.path();

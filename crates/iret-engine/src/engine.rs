@@ -600,6 +600,14 @@ fn open_or_build(
     match Index::open(index_dir, Some(embedder.model_id())) {
         Ok(index) => return Ok((index, "opened".into())),
         Err(StoreError::Missing(_)) if opts.index_if_missing => {}
+        Err(StoreError::Outdated { reason, .. }) if opts.index_if_missing => {
+            // Written by another iret version or model: it is rebuilt (reusing the
+            // embeddings of the same model), as `iret index` would.
+            eprintln!(
+                "iret: rebuilding the index of {} ({reason}); the embeddings it has are kept",
+                root.display()
+            );
+        }
         Err(e) => return Err(e.into()),
     }
     let started = Instant::now();

@@ -1,6 +1,6 @@
 //! The stored index and what a loaded one offers to retrieval.
 use crate::bm25::Bm25;
-use crate::store::{load_bin, load_f32, save_bin, save_f32, IndexDir, StoreError, FORMAT_VERSION};
+use crate::store::{load_bin, save_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::vectors::Vectors;
 use crate::vocab::{TermCounts, Vocab};
 use serde::{Deserialize, Serialize};
@@ -132,23 +132,23 @@ impl Index {
             .map_err(|e| corrupt(format!("manifest.json: {e}")))?;
         let manifest: Manifest =
             serde_json::from_str(&text).map_err(|e| corrupt(format!("manifest.json: {e}")))?;
-        manifest.check_compatible(model_id).map_err(corrupt)?;
+        manifest
+            .check_compatible(model_id)
+            .map_err(|reason| StoreError::Outdated {
+                path: index_dir.to_path_buf(),
+                reason,
+            })?;
         let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
         let chunks: Vec<ChunkEntry> = load_bin(&gen.join("chunks.bin"))?;
         let bm25: Bm25 = load_bin(&gen.join("bm25.bin"))?;
         let vocab: Vocab = load_bin(&gen.join("vocab.bin"))?;
-        let data = load_f32(&gen.join("vectors.f32"))?;
-        if chunks.len() != manifest.chunks
-            || data.len() != chunks.len() * manifest.dims
-            || bm25.num_docs() != chunks.len()
-        {
+        if chunks.len() != manifest.chunks || bm25.num_docs() != chunks.len() {
             return Err(corrupt("chunk, vector and keyword tables disagree".into()));
         }
         if chunks.iter().any(|c| c.file as usize >= files.len()) {
             return Err(corrupt("a chunk points at no file".into()));
         }
-        let mut vectors = Vectors::new(manifest.dims, data);
-        vectors.load_graph(&gen);
+        let vectors = Vectors::load(&gen, manifest.dims, chunks.len())?;
         Ok(Self {
             generation: gen,
             manifest,
@@ -193,8 +193,7 @@ pub(crate) fn write_generation(
     save_bin(&dir.join("bm25.bin"), t.bm25)?;
     save_bin(&dir.join("vocab.bin"), t.vocab)?;
     save_bin(&dir.join(TERMS_FILE), t.terms)?;
-    save_f32(&dir.join("vectors.f32"), &t.vectors.data)?;
-    t.vectors.dump_graph(dir)?;
+    t.vectors.save(dir)?;
     for entry in std::fs::read_dir(dir)
         .map_err(crate::store::io_err(dir))?
         .flatten()

@@ -318,7 +318,7 @@ fn run(
     let (fresh, embedded) = if texts.is_empty() {
         (Vec::new(), 0)
     } else {
-        let mut cache = EmbeddingCache::open(&index_dir.join("embeddings.bin"));
+        let mut cache = EmbeddingCache::open_in(index_dir);
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         if count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
             // The keyword tier: every chunk searchable by keywords now. Vectors the build
@@ -458,7 +458,7 @@ fn count_missing(texts: &[&str], embedder: &dyn Embedder, cache: &mut EmbeddingC
     let mut keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
     keys.sort_unstable();
     keys.dedup();
-    keys.iter().filter(|k| cache.get(k).is_none()).count()
+    keys.iter().filter(|k| !cache.contains(k)).count()
 }
 
 /// Embedding-cache keys of the chunks the index keeps.
@@ -573,7 +573,7 @@ fn embed_all(
     let model = embedder.model_id();
     let keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
     let mut missing: Vec<usize> = (0..texts.len())
-        .filter(|&i| cache.get(&keys[i]).is_none())
+        .filter(|&i| !cache.contains(&keys[i]))
         .collect();
     // The same text twice (a copied file) is embedded once.
     missing.sort_by_key(|&i| keys[i]);
@@ -597,7 +597,7 @@ fn embed_all(
         let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
         let out = embedder.embed(&batch_texts)?;
         for (&i, v) in batch.iter().zip(out) {
-            cache.insert(keys[i], v);
+            cache.insert(keys[i], &v);
         }
         done += batch.len();
         if let Some(b) = &bar {
@@ -621,8 +621,8 @@ fn embed_all(
     }
     let mut flat = Vec::with_capacity(texts.len() * dims);
     for k in &keys {
-        let v = cache.get(k).expect("every text was embedded");
-        flat.extend_from_slice(v);
+        let found = cache.extend_with(k, &mut flat);
+        assert!(found, "every text was embedded");
     }
     Ok((flat, missing.len()))
 }

@@ -63,7 +63,7 @@ pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
         .map(|f| f.path.clone())
         .collect();
     let bytes_on_disk = dir_size(&index.generation)
-        + std::fs::metadata(index_dir.join("embeddings.bin")).map_or(0, |m| m.len());
+        + std::fs::metadata(index_dir.join(crate::cache::CACHE_FILE)).map_or(0, |m| m.len());
     Status {
         generation: index
             .generation

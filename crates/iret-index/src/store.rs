@@ -4,17 +4,20 @@
 //! .iret/lock              held (advisory) by the one indexer that writes
 //! .iret/CURRENT           name of the live generation, replaced by rename
 //! .iret/gen-000007/       one complete index: manifest.json, files/chunks/vectors/…
-//! .iret/embeddings.bin    embedding cache keyed by content hash (survives rebuilds)
+//! .iret/embeddings.f16    embedding cache keyed by content hash (survives rebuilds)
 //! ```
+//! Tables are postcard; vectors are stored once, as f16: in the HNSW graph's data file
+//! when the generation has a graph, else in `vectors.f16` (see [`crate::vectors`]).
 //! A writer fills `tmp-*/`, renames it to the next `gen-*`, then swaps CURRENT. A crash
 //! at any point leaves the previous generation live; readers never see a partial one.
 use serde::{de::DeserializeOwned, Serialize};
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Bumped whenever any stored structure changes shape.
-pub const FORMAT_VERSION: u32 = 1;
+/// Bumped whenever any stored structure changes shape. 1: bincode tables, f32 vectors
+/// held three times; 2: postcard tables, f16 vectors held once (plus the cache).
+pub const FORMAT_VERSION: u32 = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -22,6 +25,11 @@ pub enum StoreError {
     Missing(PathBuf),
     #[error("the index at {path} is unreadable ({reason}); run `iret index` to rebuild it")]
     Corrupt { path: PathBuf, reason: String },
+    #[error(
+        "the index at {path} cannot be used by this iret ({reason}); run `iret index` to \
+         rebuild it (embeddings already computed are kept)"
+    )]
+    Outdated { path: PathBuf, reason: String },
     #[error("another `iret index` is writing {0}; try again when it finishes")]
     Locked(PathBuf),
     #[error("I/O error on {path}: {source}")]
@@ -196,60 +204,88 @@ fn sync_dir(dir: &Path) {
     }
 }
 
+pub(crate) fn corrupt(path: &Path, reason: impl ToString) -> StoreError {
+    StoreError::Corrupt {
+        path: path.into(),
+        reason: reason.to_string(),
+    }
+}
+
 pub(crate) fn save_bin<T: Serialize>(path: &Path, value: &T) -> Result<(), StoreError> {
     let file = File::create(path).map_err(io_err(path))?;
     let mut w = BufWriter::new(file);
-    bincode::serialize_into(&mut w, value).map_err(|e| StoreError::Corrupt {
-        path: path.into(),
-        reason: e.to_string(),
-    })?;
+    postcard::to_io(value, &mut w).map_err(|e| corrupt(path, e))?;
     w.flush().map_err(io_err(path))
 }
 
 pub(crate) fn load_bin<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError> {
-    let file = File::open(path).map_err(|e| StoreError::Corrupt {
-        path: path.into(),
-        reason: e.to_string(),
-    })?;
-    let limit = file
-        .metadata()
-        .map(|m| m.len())
-        .unwrap_or(0)
-        .saturating_mul(4)
-        .max(1 << 20);
-    use bincode::Options;
-    bincode::DefaultOptions::new()
-        .with_fixint_encoding()
-        .allow_trailing_bytes()
-        .with_limit(limit)
-        .deserialize_from(BufReader::new(file))
-        .map_err(|e| StoreError::Corrupt {
-            path: path.into(),
-            reason: e.to_string(),
-        })
+    let bytes = std::fs::read(path).map_err(|e| corrupt(path, e))?;
+    postcard::from_bytes(&bytes).map_err(|e| corrupt(path, e))
 }
 
-pub(crate) fn save_f32(path: &Path, values: &[f32]) -> Result<(), StoreError> {
-    let mut bytes = Vec::with_capacity(values.len() * 4);
+/// Vectors as little-endian f16: half the bytes of f32, and the precision an embedding
+/// keeps (the build rounds every vector to f16 when it is embedded, see [`round_f16`]).
+pub(crate) fn f16_bytes(values: &[f32]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(values.len() * 2);
     for v in values {
-        bytes.extend_from_slice(&v.to_le_bytes());
+        bytes.extend_from_slice(&half::f16::from_f32(*v).to_le_bytes());
     }
-    std::fs::write(path, bytes).map_err(io_err(path))
+    bytes
 }
 
-pub(crate) fn load_f32(path: &Path) -> Result<Vec<f32>, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::Corrupt {
-        path: path.into(),
-        reason: e.to_string(),
-    })?;
-    if bytes.len() % 4 != 0 {
-        return Err(StoreError::Corrupt {
-            path: path.into(),
-            reason: "truncated vector file".into(),
-        });
+pub(crate) fn f32s_of_f16_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
+    if !bytes.len().is_multiple_of(2) {
+        return None;
     }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect())
+    Some(
+        bytes
+            .chunks_exact(2)
+            .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
+            .collect(),
+    )
+}
+
+/// `v` rounded to the f16 values the store keeps, so a vector is the same whether it was
+/// just embedded or read back.
+pub fn round_f16(v: &mut [f32]) {
+    for x in v {
+        *x = half::f16::from_f32(*x).to_f32();
+    }
+}
+
+pub(crate) fn save_f16(path: &Path, values: &[f32]) -> Result<(), StoreError> {
+    std::fs::write(path, f16_bytes(values)).map_err(io_err(path))
+}
+
+pub(crate) fn load_f16(path: &Path) -> Result<Vec<f32>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| corrupt(path, e))?;
+    f32s_of_f16_bytes(&bytes).ok_or_else(|| corrupt(path, "truncated vector file"))
+}
+
+/// serde for a `Vec<f32>` field stored as f16 bytes.
+pub(crate) mod as_f16 {
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&super::f16_bytes(v))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f32>, D::Error> {
+        d.deserialize_bytes(F16Bytes)
+    }
+
+    struct F16Bytes;
+
+    impl Visitor<'_> for F16Bytes {
+        type Value = Vec<f32>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("f16 values as bytes")
+        }
+
+        fn visit_bytes<E: Error>(self, bytes: &[u8]) -> Result<Vec<f32>, E> {
+            super::f32s_of_f16_bytes(bytes).ok_or_else(|| E::custom("odd length of f16 bytes"))
+        }
+    }
 }

@@ -1,11 +1,18 @@
 //! Chunk vectors: a flat matrix (exact scores) and an HNSW graph (hnsw_rs) for the
 //! nearest-neighbour leg of dispatch.
 //!
+//! On disk each vector is stored once, as f16: a generation with a graph keeps them in
+//! the graph's data file (its points are f16; the flat f32 matrix is read back from it),
+//! one without a graph (a keyword tier) in `vectors.f16`. The graph only finds the
+//! candidates: their scores are computed exactly on the flat matrix.
+//!
 //! hnsw_rs cannot delete points, so an incremental update keeps the graph, marks the
 //! points of removed chunks dead and inserts the new ones. Graph points are "slots";
 //! `slots[p]` is the chunk a point stands for (or [`DEAD`]). When too many points are dead
 //! the graph is rebuilt from the vectors.
-use crate::store::{load_bin, save_bin, StoreError};
+use crate::store::{corrupt, load_bin, load_f16, save_bin, save_f16, StoreError};
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use hnsw_rs::prelude::*;
 use std::path::Path;
 
@@ -15,6 +22,8 @@ const BASENAME: &str = "hnsw";
 /// hnsw_rs's (private) NB_LAYER_MAX: a graph with fewer layers cannot be dumped.
 const HNSW_LAYERS: usize = 16;
 const SLOTS_FILE: &str = "hnsw.slots";
+/// The vectors of a generation without a graph.
+const FLAT_FILE: &str = "vectors.f16";
 /// A graph point whose chunk is gone.
 pub const DEAD: u32 = u32::MAX;
 /// Rebuild instead of updating once this share of the graph's points would be dead.
@@ -25,16 +34,33 @@ const MAX_DEAD_SHARE: f64 = 0.25;
 #[derive(Debug, Default, Clone, Copy)]
 pub struct UnitDot;
 
-impl Distance<f32> for UnitDot {
-    fn eval(&self, a: &[f32], b: &[f32]) -> f32 {
-        (1.0 - iret_embed::dot(a, b)).max(0.0)
+impl Distance<f16> for UnitDot {
+    fn eval(&self, a: &[f16], b: &[f16]) -> f32 {
+        // Converted a block at a time (F16C where the CPU has it).
+        const BLOCK: usize = 64;
+        let (mut x, mut y) = ([0f32; BLOCK], [0f32; BLOCK]);
+        let mut sum = 0.0;
+        for (a, b) in a.chunks(BLOCK).zip(b.chunks(BLOCK)) {
+            let n = a.len().min(b.len());
+            a[..n].convert_to_f32_slice(&mut x[..n]);
+            b[..n].convert_to_f32_slice(&mut y[..n]);
+            sum += iret_embed::dot(&x[..n], &y[..n]);
+        }
+        (1.0 - sum).max(0.0)
     }
+}
+
+/// `rows` as the f16 points the graph holds.
+fn to_f16(rows: &[f32]) -> Vec<f16> {
+    let mut out = vec![f16::ZERO; rows.len()];
+    out.convert_from_f32_slice(rows);
+    out
 }
 
 pub struct Vectors {
     pub dims: usize,
     pub data: Vec<f32>,
-    hnsw: Option<Hnsw<'static, f32, UnitDot>>,
+    hnsw: Option<Hnsw<'static, f16, UnitDot>>,
     /// Graph point → chunk (or [`DEAD`]); one entry per point of `hnsw`.
     slots: Vec<u32>,
 }
@@ -71,8 +97,9 @@ impl Vectors {
         }
         // hnsw_rs only dumps graphs built with its maximum layer count.
         let hnsw =
-            Hnsw::<f32, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, EF_CONSTRUCTION, UnitDot);
-        let rows: Vec<(&[f32], usize)> = (0..n).map(|i| (self.get(i), i)).collect();
+            Hnsw::<f16, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, EF_CONSTRUCTION, UnitDot);
+        let points = to_f16(&self.data);
+        let rows: Vec<(&[f16], usize)> = points.chunks_exact(self.dims).zip(0..n).collect();
         hnsw.parallel_insert_slice(&rows);
         self.hnsw = Some(hnsw);
         self.slots = (0..n as u32).collect();
@@ -114,10 +141,11 @@ impl Vectors {
             return false;
         }
         let base = slots.len();
-        let rows: Vec<(&[f32], usize)> = inserted
+        let points: Vec<Vec<f16>> = inserted.iter().map(|&c| to_f16(self.get(c))).collect();
+        let rows: Vec<(&[f16], usize)> = points
             .iter()
             .enumerate()
-            .map(|(j, &c)| (self.get(c), base + j))
+            .map(|(j, p)| (p.as_slice(), base + j))
             .collect();
         slots.extend(inserted.iter().map(|&c| c as u32));
         hnsw.parallel_insert_slice(&rows);
@@ -131,59 +159,63 @@ impl Vectors {
         self.slots.iter().filter(|&&c| c == DEAD).count()
     }
 
-    pub fn dump_graph(&self, dir: &Path) -> Result<(), StoreError> {
-        if let Some(h) = &self.hnsw {
-            h.file_dump(dir, BASENAME)
-                .map_err(|e| StoreError::Corrupt {
-                    path: dir.into(),
-                    reason: e.to_string(),
-                })?;
-            save_bin(&dir.join(SLOTS_FILE), &self.slots)?;
+    /// Writes the vectors into a generation's folder: the graph (whose data file holds
+    /// them) and its slot table, or the flat f16 file when there is no graph.
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        match &self.hnsw {
+            Some(h) => {
+                h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
+                save_bin(&dir.join(SLOTS_FILE), &self.slots)
+            }
+            None => save_f16(&dir.join(FLAT_FILE), &self.data),
         }
-        Ok(())
     }
 
-    /// Loads the dumped graph; a missing or unreadable one is rebuilt from the vectors.
-    pub fn load_graph(&mut self, dir: &Path) {
-        if self.is_empty() {
-            return;
-        }
-        if dir.join(format!("{BASENAME}.hnsw.graph")).is_file() {
-            // The loaded graph borrows its loader for its whole life: give it a 'static one
-            // (a few bytes per load). A corrupt file may make hnsw_rs panic: contain it.
-            let loaded = std::panic::catch_unwind(|| {
-                let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
-                io.load_hnsw::<f32, UnitDot>()
-            });
-            let slots: Vec<u32> = match load_bin(&dir.join(SLOTS_FILE)) {
-                Ok(s) => s,
-                Err(_) => (0..self.len() as u32).collect(),
-            };
-            if let Ok(Ok(h)) = loaded {
-                if h.get_nb_point() == slots.len() && self.slots_cover_every_chunk(&slots) {
-                    self.hnsw = Some(h);
-                    self.slots = slots;
-                    return;
-                }
+    /// Reads what [`Vectors::save`] wrote for `chunks` chunks of `dims` values.
+    pub fn load(dir: &Path, dims: usize, chunks: usize) -> Result<Self, StoreError> {
+        let flat = dir.join(FLAT_FILE);
+        if flat.is_file() {
+            let data = load_f16(&flat)?;
+            if data.len() != chunks * dims {
+                return Err(corrupt(&flat, "vectors and chunks disagree"));
             }
-            eprintln!(
-                "iret: the HNSW graph in {} is unreadable; rebuilding it in memory",
-                dir.display()
-            );
+            return Ok(Self::new(dims, data));
         }
-        self.build_graph();
-    }
-
-    /// Every chunk has exactly one live point.
-    fn slots_cover_every_chunk(&self, slots: &[u32]) -> bool {
-        let mut seen = vec![false; self.len()];
-        for &c in slots.iter().filter(|&&c| c != DEAD) {
-            match seen.get_mut(c as usize) {
-                Some(s) if !*s => *s = true,
-                _ => return false,
+        if chunks == 0 {
+            return Ok(Self::new(dims, Vec::new()));
+        }
+        let slots: Vec<u32> = load_bin(&dir.join(SLOTS_FILE))?;
+        // Read (and so check) the graph's data file first: hnsw_rs ends the process on a
+        // truncated one instead of returning an error.
+        let data = graph_data(
+            &dir.join(format!("{BASENAME}.hnsw.data")),
+            &slots,
+            dims,
+            chunks,
+        )?;
+        // The loaded graph borrows its loader for its whole life: give it a 'static one (a
+        // few bytes per load). A corrupt file may make hnsw_rs panic: contain it.
+        let loaded = std::panic::catch_unwind(|| {
+            let io: &'static mut HnswIo = Box::leak(Box::new(HnswIo::new(dir, BASENAME)));
+            io.load_hnsw::<f16, UnitDot>()
+        });
+        match loaded {
+            Ok(Ok(hnsw)) if hnsw.get_nb_point() == slots.len() => Ok(Self {
+                dims,
+                data,
+                hnsw: Some(hnsw),
+                slots,
+            }),
+            _ => {
+                eprintln!(
+                    "iret: the HNSW graph in {} is unreadable; rebuilding it in memory",
+                    dir.display()
+                );
+                let mut vectors = Self::new(dims, data);
+                vectors.build_graph();
+                Ok(vectors)
             }
         }
-        seen.iter().all(|&s| s)
     }
 
     /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts.
@@ -201,10 +233,16 @@ impl Vectors {
                     c != DEAD && allow(c as usize)
                 };
                 let ef = (2 * k).max(128);
-                h.search_filter(query, k, ef, Some(&filter))
+                let mut hits: Vec<(usize, f32)> = h
+                    .search_filter(&to_f16(query), k, ef, Some(&filter))
                     .into_iter()
-                    .map(|n| (chunk(n.d_id) as usize, 1.0 - n.distance))
-                    .collect()
+                    .map(|n| {
+                        let c = chunk(n.d_id) as usize;
+                        (c, iret_embed::dot(query, self.get(c)))
+                    })
+                    .collect();
+                hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+                hits
             }
             _ => self.exact(query, k, allow),
         }
@@ -225,4 +263,57 @@ impl Vectors {
         scored.truncate(k);
         scored
     }
+}
+
+/// hnsw_rs's tag before the data file's header and before each point's vector.
+const DATA_MAGIC: u32 = 0xa67f_0000;
+
+/// The flat matrix from a graph's data file (hnsw_rs's dump, native-endian: a header of
+/// tag and dimension, then per point its tag, slot, byte length and f16 values), checked
+/// to hold every chunk exactly once.
+fn graph_data(
+    path: &Path,
+    slots: &[u32],
+    dims: usize,
+    chunks: usize,
+) -> Result<Vec<f32>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| corrupt(path, e))?;
+    let bad = |why: &str| corrupt(path, why);
+    let u32_at = |b: &[u8]| b.first_chunk::<4>().map(|x| u32::from_ne_bytes(*x));
+    let u64_at = |b: &[u8]| b.first_chunk::<8>().map(|x| u64::from_ne_bytes(*x));
+    if u32_at(&bytes) != Some(DATA_MAGIC) || u64_at(&bytes[4..]) != Some(dims as u64) {
+        return Err(bad("not a graph data file of these vectors"));
+    }
+    let record = 20 + 2 * dims;
+    let body = &bytes[12..];
+    if body.len() != record * slots.len() {
+        return Err(bad("truncated graph data"));
+    }
+    let mut data = vec![0.0; chunks * dims];
+    let mut seen = vec![false; chunks];
+    for r in body.chunks_exact(record) {
+        let slot = u64_at(&r[4..]).unwrap_or(u64::MAX) as usize;
+        if u32_at(r) != Some(DATA_MAGIC) || u64_at(&r[12..]) != Some(2 * dims as u64) {
+            return Err(bad("a point of the graph data is malformed"));
+        }
+        let chunk = *slots.get(slot).ok_or_else(|| bad("a point has no slot"))?;
+        if chunk == DEAD {
+            continue;
+        }
+        let c = chunk as usize;
+        if c >= chunks || seen[c] {
+            return Err(bad("the graph's points and the chunks disagree"));
+        }
+        seen[c] = true;
+        for (x, b) in data[c * dims..(c + 1) * dims]
+            .iter_mut()
+            .zip(r[20..].chunks_exact(2))
+        {
+            *x = f16::from_ne_bytes([b[0], b[1]]).to_f32();
+        }
+    }
+    if seen.iter().any(|&s| !s) {
+        return Err(bad("a chunk has no point in the graph"));
+    }
+    Ok(data)
 }

@@ -13,6 +13,7 @@ pub struct Vocab {
     pub terms: Vec<String>,
     pub df: Vec<u32>,
     pub dims: usize,
+    #[serde(with = "crate::store::as_f16")]
     pub vectors: Vec<f32>,
 }
 

@@ -168,7 +168,9 @@ fn random_unit_vectors(n: usize, dims: usize, seed: &mut u64) -> Vec<f32> {
 fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     let dims = 32;
     let mut seed = 7;
-    let data = random_unit_vectors(600, dims, &mut seed);
+    // Rounded to f16 as every embedding is when the build stores it.
+    let mut data = random_unit_vectors(600, dims, &mut seed);
+    iret_index::store::round_f16(&mut data);
     let mut old = Vectors::new(dims, data.clone());
     old.build_graph();
 
@@ -191,7 +193,9 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
         }
     }
     let first_new = kept.len() / dims;
-    kept.extend(random_unit_vectors(40, dims, &mut seed));
+    let mut fresh = random_unit_vectors(40, dims, &mut seed);
+    iret_index::store::round_f16(&mut fresh);
+    kept.extend(fresh);
     let mut updated = Vectors::new(dims, kept);
     assert!(
         updated.update_graph(old, &remap, first_new),
@@ -206,10 +210,12 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
 
     // The graph survives a dump and load with its slot table.
     let dir = tempfile::tempdir().unwrap();
-    updated.dump_graph(dir.path()).unwrap();
-    let mut loaded = Vectors::new(dims, updated.data.clone());
-    loaded.load_graph(dir.path());
+    updated.save(dir.path()).unwrap();
+    let loaded = Vectors::load(dir.path(), dims, updated.len()).unwrap();
     assert_eq!(loaded.dead_points(), 60);
+    // The vectors are stored once, in the graph: the flat matrix comes back from it.
+    assert!(!dir.path().join("vectors.f16").exists());
+    assert_eq!(loaded.data, updated.data);
     assert_eq!(loaded.nearest(loaded.get(100), 1, &|_| true)[0].0, 100);
 
     // Dropping half of what is left crosses the threshold: a clean rebuild.

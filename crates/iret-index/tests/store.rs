@@ -41,7 +41,7 @@ fn round_trip_keeps_files_chunks_vectors_and_keywords() {
     assert_eq!(again.embedded, 0);
     assert!(matches!(
         Index::open(idx.path(), Some("other-model")),
-        Err(StoreError::Corrupt { .. })
+        Err(StoreError::Outdated { .. })
     ));
 }
 
@@ -117,7 +117,8 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
     for file in [
         "chunks.bin",
         "bm25.bin",
-        "vectors.f32",
+        "hnsw.hnsw.data",
+        "hnsw.slots",
         "files.bin",
         "vocab.bin",
         "manifest.json",
@@ -130,9 +131,12 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
         );
         std::fs::write(gen.join(file), backup).unwrap();
     }
-    // A damaged HNSW graph is rebuilt from the vectors, not fatal.
+    // A damaged HNSW graph is rebuilt from the vectors (its data file), not fatal.
     std::fs::write(gen.join("hnsw.hnsw.graph"), b"garbage").unwrap();
-    assert!(Index::open(idx.path(), None).is_ok());
+    let rebuilt = Index::open(idx.path(), None).unwrap();
+    assert_eq!(rebuilt.vectors.len(), rebuilt.chunks.len());
+    let first = rebuilt.vectors.get(0).to_vec();
+    assert_eq!(rebuilt.vectors.nearest(&first, 1, &|_| true)[0].0, 0);
 }
 
 #[test]
