@@ -82,7 +82,7 @@ impl Manifest {
     pub fn check_compatible(&self, model_id: Option<&str>) -> Result<(), String> {
         if self.format_version != FORMAT_VERSION {
             return Err(format!(
-                "index format {} but this iret reads format {FORMAT_VERSION}",
+                "it is in index format {}, this iret reads format {FORMAT_VERSION}",
                 self.format_version
             ));
         }
