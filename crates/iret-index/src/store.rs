@@ -15,6 +15,11 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// How long the generation before the live one is kept once it has been replaced: a
+/// reader that read `CURRENT` just before the swap may still be opening it (opening
+/// reads every table at once, so a reader that has opened it no longer needs the files).
+const SUPERSEDED_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
+
 /// Bumped whenever any stored structure changes shape. 1: bincode tables, f32 vectors
 /// held three times; 2: postcard tables, f16 vectors held once (plus the cache).
 pub const FORMAT_VERSION: u32 = 2;
@@ -153,6 +158,28 @@ impl IndexDir {
 
     fn next_generation(&self) -> u64 {
         self.generations().last().map_or(1, |g| g + 1)
+    }
+
+    /// Removes the generation before the live one when it was replaced more than
+    /// [`SUPERSEDED_GRACE`] ago (`CURRENT`'s modification time), so an index at rest
+    /// holds one generation. Call with the writer lock held.
+    pub fn prune_superseded(&self) {
+        let pointer = self.dir.join("CURRENT");
+        let live = std::fs::read_to_string(&pointer).ok().and_then(|n| {
+            n.trim()
+                .strip_prefix("gen-")
+                .and_then(|g| g.parse::<u64>().ok())
+        });
+        let replaced_long_ago = std::fs::metadata(&pointer)
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t.elapsed().is_ok_and(|d| d > SUPERSEDED_GRACE));
+        if let (Some(live), true) = (live, replaced_long_ago) {
+            for g in self.generations() {
+                if g < live {
+                    let _ = std::fs::remove_dir_all(self.dir.join(format!("gen-{g:06}")));
+                }
+            }
+        }
     }
 
     /// Keeps the live generation and the one before it (a reader may still be opening it);

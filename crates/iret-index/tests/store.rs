@@ -64,6 +64,41 @@ fn new_generation_replaces_the_old_one_atomically() {
 }
 
 #[test]
+fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
+    let src = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(64);
+    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    std::fs::write(
+        src.path().join("src/c.go"),
+        "package c\n\nfunc Gamma() {}\n",
+    )
+    .unwrap();
+    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    let gens = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("gen-"))
+            .count()
+    };
+    // Just replaced: kept for a reader that may be opening it.
+    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    assert_eq!(gens(idx.path()), 2);
+    // Replaced an hour ago: a no-change refresh removes it; the live one still opens.
+    let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(idx.path().join("CURRENT"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    assert_eq!(gens(idx.path()), 1);
+    assert_eq!(Index::open(idx.path(), None).unwrap().files.len(), 3);
+}
+
+#[test]
 fn an_interrupted_write_leaves_the_previous_generation_live() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
