@@ -420,6 +420,37 @@ fn a_call_after_an_edit_sees_the_change() {
     assert_eq!(status["structuredContent"]["stale_files"], 0);
 }
 
+#[test]
+fn an_index_of_an_older_format_is_rebuilt_and_served() {
+    let dir = private_copy();
+    let iret_dir = dir.path().join(".iret");
+    let gen = std::fs::read_to_string(iret_dir.join("CURRENT")).unwrap();
+    let manifest = iret_dir.join(gen.trim()).join("manifest.json");
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&manifest).unwrap()).unwrap();
+    doc["format_version"] = 1.into();
+    std::fs::write(&manifest, serde_json::to_vec(&doc).unwrap()).unwrap();
+    let mut c = Client::start(dir.path());
+    let r = c.call(
+        "retrieve",
+        json!({"task": "Fix the authentication token expiry bug"}),
+    );
+    assert!(!is_error(&r), "{r}");
+    assert!(
+        file_paths(&r["structuredContent"])
+            .iter()
+            .any(|p| p.contains("token")),
+        "{r}"
+    );
+    let live = iret_dir.join(
+        std::fs::read_to_string(iret_dir.join("CURRENT"))
+            .unwrap()
+            .trim(),
+    );
+    let rebuilt: Value =
+        serde_json::from_slice(&std::fs::read(live.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(rebuilt["format_version"], 2);
+}
+
 #[cfg(unix)]
 #[test]
 fn a_keyword_tier_left_by_a_killed_build_answers_at_once_and_is_completed_in_the_background() {

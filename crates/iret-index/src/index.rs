@@ -107,6 +107,14 @@ impl Manifest {
     }
 }
 
+/// The live generation's manifest, read without loading the index.
+pub fn live_manifest(index_dir: &Path) -> Result<Manifest, StoreError> {
+    let gen = IndexDir::new(index_dir).current()?;
+    let path = gen.join("manifest.json");
+    let bytes = std::fs::read(&path).map_err(|e| crate::store::corrupt(&path, e))?;
+    serde_json::from_slice(&bytes).map_err(|e| crate::store::corrupt(&path, e))
+}
+
 /// A loaded, read-only index (one generation).
 pub struct Index {
     pub generation: PathBuf,

@@ -12,7 +12,7 @@ pub mod vectors;
 pub mod vocab;
 pub mod walk;
 
-pub use index::{ChunkEntry, FileEntry, Index, Manifest};
+pub use index::{live_manifest, ChunkEntry, FileEntry, Index, Manifest};
 pub use pipeline::{build, refresh, BuildError, BuildOptions, BuildReport};
 pub use store::{IndexDir, StoreError};
 

@@ -41,7 +41,7 @@ pub struct Args {
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let (root, dir) = super::locate(&args.path, args.index_dir.as_deref());
-    if !args.no_index && !dir.join("CURRENT").is_file() && root.is_dir() {
+    if !args.no_index && !readable(&dir) && root.is_dir() {
         index_in_background(&root, &dir);
     }
     let engine = super::open_engine(
@@ -57,16 +57,28 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A never-indexed repository is indexed by a background `iret index`, so the server can
-/// start answering from the keyword tier (written before the embedding) instead of holding
-/// the client's handshake for the whole build. Returns once a generation is live or the
-/// indexer has ended (then the engine builds, or reports why not).
+/// Whether this iret can read the live generation (there is one, in this format, by this
+/// chunker and tokenizer).
+fn readable(dir: &std::path::Path) -> bool {
+    iret_index::live_manifest(dir).is_ok_and(|m| m.check_compatible(None).is_ok())
+}
+
+/// A repository never indexed, or indexed by an older iret, is indexed by a background
+/// `iret index`, so the server can start answering from the keyword tier (written before
+/// the embedding) instead of holding the client's handshake for the whole build. Returns
+/// once a readable generation is live or the indexer has ended (then the engine builds,
+/// or reports why not).
 fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
+    let why = if dir.join("CURRENT").is_file() {
+        "an index this iret cannot read"
+    } else {
+        "no index yet"
+    };
     eprintln!(
-        "iret mcp: {} has no index yet; indexing it in the background",
+        "iret mcp: {} has {why}; indexing it in the background",
         root.display()
     );
     let child = std::process::Command::new(exe)
@@ -81,7 +93,7 @@ fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
         return;
     };
     let started = std::time::Instant::now();
-    while !dir.join("CURRENT").is_file() && started.elapsed().as_secs() < 600 {
+    while !readable(dir) && started.elapsed().as_secs() < 600 {
         if child.try_wait().ok().flatten().is_some() {
             return;
         }
