@@ -240,174 +240,67 @@ fn run(
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
-    let limits = opts.limits.unwrap_or_default();
 
-    // Decide per file, reading and chunking only what changed (in parallel, order kept).
-    let old_files: &[FileEntry] = previous.as_ref().map_or(&[], |p| &p.files);
-    let outcomes = classify(&walked.files, old_files, limits);
+    // Decide per file, reading and chunking only what changed (in parallel, order kept);
+    // previous chunks of reused files keep their order (renumbered), new ones follow.
+    let (old_files, old_chunks, mut carried) = Carried::split(previous);
+    let outcomes = classify(&walked.files, &old_files, opts.limits.unwrap_or_default());
     phases.mark("read+chunk");
-
-    // Previous chunks of reused files keep their order (renumbered); new ones follow.
-    let (old_files, old_chunks, old_vectors, old_bm25, old_vocab, mut terms) = match previous {
-        Some(p) => (
-            p.files,
-            p.chunks,
-            Some(p.vectors),
-            Some(p.bm25),
-            Some(p.vocab),
-            p.terms,
-        ),
-        None => (
-            Vec::new(),
-            Vec::new(),
-            None,
-            None,
-            None,
-            TermCounts::default(),
-        ),
-    };
-    let Assembly {
-        files,
-        chunks,
-        remap,
-        kept,
-        revived,
-        removed_words,
-        skipped_files,
-        changed_files,
-        removed_files,
-    } = assemble(&walked.files, outcomes, old_files, old_chunks, &mut skipped);
-    let new_chunks = &chunks[kept..];
-
-    // The vocabulary: term counts updated by the removed and the new chunks.
-    for words in &removed_words {
-        terms.remove(words);
-    }
-    let added: Vec<Vec<String>> = new_chunks
-        .par_iter()
-        .map(|c| chunk_words(&c.text))
-        .collect();
-    for words in added {
-        terms.add(words);
-    }
-    let top = terms.top(MAX_TERMS);
-    let old_terms: HashMap<&str, usize> = old_vocab.as_ref().map_or_else(HashMap::new, |v| {
-        v.terms
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.as_str(), i))
-            .collect()
-    });
+    let asm = assemble(&walked.files, outcomes, old_files, old_chunks, &mut skipped);
+    let top = update_terms(&mut carried.terms, &asm);
+    let old_terms = carried.term_positions();
     phases.mark("terms");
-
-    let bm25 = update_bm25(old_bm25, &remap, &files, new_chunks);
+    let bm25 = update_bm25(
+        carried.bm25.take(),
+        &asm.remap,
+        &asm.files,
+        asm.new_chunks(),
+    );
     phases.mark("bm25");
 
-    // Embed what is new: chunks of changed files and terms that joined the vocabulary.
-    let mut texts: Vec<String> = new_chunks
-        .par_iter()
-        .enumerate()
-        .filter(|(j, _)| !revived.contains_key(&((kept + j) as u32)))
-        .map(|(_, c)| embedding_text(&files[c.file as usize].path, &c.symbol, &c.text))
-        .collect();
-    let new_chunk_texts = texts.len();
-    texts.extend(
-        top.iter()
-            .filter(|(t, _)| !old_terms.contains_key(t.as_str()))
-            .map(|(t, _)| t.clone()),
-    );
-    let (fresh, embedded) = if texts.is_empty() {
+    let new = NewTexts::of(&asm, &top, &old_terms);
+    let built = Built {
+        asm: &asm,
+        bm25: &bm25,
+        terms: &carried.terms,
+        top: &top,
+        old_terms: &old_terms,
+        skipped: &skipped,
+    };
+    let (fresh, embedded) = if new.texts.is_empty() {
         (Vec::new(), 0)
     } else {
-        let mut cache = EmbeddingCache::open_in(index_dir);
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        if count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
-            // The keyword tier: every chunk searchable by keywords now. Vectors the build
-            // carries over stay (searched exactly, without a graph); new chunks and terms
-            // are zeros until embedded.
-            let dims = embedder.dims();
-            let zeros = vec![0.0; (texts.len() - new_chunk_texts) * dims];
-            let vocab = carry_vocab(top.clone(), &old_terms, old_vocab.as_ref(), &zeros, dims);
-            let data = carry_vectors(
-                old_vectors.as_ref(),
-                &remap,
-                &revived,
-                kept..chunks.len(),
-                &vec![0.0; new_chunk_texts * dims],
-                dims,
-            );
-            let tables = Tables {
-                files: &files,
-                chunks: &chunks,
-                bm25: &bm25,
-                vocab: &vocab,
-                terms: &terms,
-                vectors: &Vectors::new(dims, data),
-            };
-            let pending = if old_vectors.is_none() {
-                chunks.len()
-            } else {
-                new_chunk_texts
-            };
-            let manifest = manifest_of(embedder, &tables, &skipped, skipped_files.clone(), pending);
-            let (tmp, _) = write_generation(&store, manifest, &tables)?;
-            store.commit(tmp)?;
-            phases.mark("keyword tier");
-        }
-        let progress_file = index_dir.join(PROGRESS_FILE);
-        let out = embed_all(&refs, embedder, &mut cache, opts.progress, &progress_file);
-        let _ = std::fs::remove_file(&progress_file);
-        let out = out?;
-        phases.mark("embed");
-        // Entries the index still uses are kept when the cache prunes old ones.
-        cache.mark_used(live_keys(embedder.model_id(), &files, &chunks));
-        cache.mark_used(top.iter().map(|(t, _)| key(embedder.model_id(), t)));
-        cache.save()?;
-        out
+        embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)?
     };
     phases.mark("cache");
     let dims = embedder.dims();
-    let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunk_texts * dims);
-    let data = carry_vectors(
-        old_vectors.as_ref(),
-        &remap,
-        &revived,
-        kept..chunks.len(),
-        fresh_chunks,
-        dims,
-    );
-    let vocab = carry_vocab(top, &old_terms, old_vocab.as_ref(), fresh_terms, dims);
+    let (fresh_chunks, fresh_terms) = fresh.split_at(new.chunks * dims);
+    let vocab = built.vocab(carried.vocab.as_ref(), fresh_terms, dims);
+    let data = built.vectors(carried.vectors.as_ref(), fresh_chunks, dims);
     let vectors = update_graph(
         Vectors::new(dims, data),
-        old_vectors,
-        &remap,
-        &revived,
-        kept,
+        carried.vectors.take(),
+        &asm.remap,
+        &asm.revived,
+        asm.kept,
     );
     phases.mark("hnsw");
 
-    let tables = Tables {
-        files: &files,
-        chunks: &chunks,
-        bm25: &bm25,
-        vocab: &vocab,
-        terms: &terms,
-        vectors: &vectors,
-    };
-    let manifest = manifest_of(embedder, &tables, &skipped, skipped_files, 0);
+    let tables = built.tables(&vocab, &vectors);
+    let manifest = manifest_of(embedder, &tables, &skipped, asm.skipped_files.clone(), 0);
     let (tmp, manifest) = write_generation(&store, manifest, &tables)?;
     phases.mark("write");
     let generation = store.commit(tmp)?;
     phases.mark("commit");
 
     let report = BuildReport {
-        files: files.len(),
-        chunks: chunks.len(),
-        changed_files,
-        removed_files,
+        files: asm.files.len(),
+        chunks: asm.chunks.len(),
+        changed_files: asm.changed_files,
+        removed_files: asm.removed_files,
         embedded,
-        cached: texts.len() - embedded,
-        reused_chunks: kept + revived.len(),
+        cached: new.texts.len() - embedded,
+        reused_chunks: asm.kept + asm.revived.len(),
         seconds: started.elapsed().as_secs_f64(),
         skipped,
         up_to_date: false,
@@ -415,13 +308,206 @@ fn run(
     let index = Index {
         generation,
         manifest,
-        files,
-        chunks,
+        files: asm.files,
+        chunks: asm.chunks,
         vectors,
         bm25,
         vocab,
     };
     Ok((report, Some(index)))
+}
+
+/// The previous generation's tables that a build carries over (empty for a cold build).
+struct Carried {
+    vectors: Option<Vectors>,
+    bm25: Option<Bm25>,
+    vocab: Option<Vocab>,
+    terms: TermCounts,
+}
+
+impl Carried {
+    /// The previous generation's file and chunk tables, and the rest.
+    fn split(previous: Option<Previous>) -> (Vec<FileEntry>, Vec<ChunkEntry>, Self) {
+        match previous {
+            Some(p) => (
+                p.files,
+                p.chunks,
+                Self {
+                    vectors: Some(p.vectors),
+                    bm25: Some(p.bm25),
+                    vocab: Some(p.vocab),
+                    terms: p.terms,
+                },
+            ),
+            None => (
+                Vec::new(),
+                Vec::new(),
+                Self {
+                    vectors: None,
+                    bm25: None,
+                    vocab: None,
+                    terms: TermCounts::default(),
+                },
+            ),
+        }
+    }
+
+    /// Where each term of the previous vocabulary is.
+    fn term_positions(&self) -> HashMap<String, usize> {
+        self.vocab.as_ref().map_or_else(HashMap::new, |v| {
+            v.terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.clone(), i))
+                .collect()
+        })
+    }
+}
+
+/// Term counts updated by the removed and the new chunks; the vocabulary's terms.
+fn update_terms(terms: &mut TermCounts, asm: &Assembly) -> Vec<(String, u32)> {
+    for words in &asm.removed_words {
+        terms.remove(words);
+    }
+    let added: Vec<Vec<String>> = asm
+        .new_chunks()
+        .par_iter()
+        .map(|c| chunk_words(&c.text))
+        .collect();
+    for words in added {
+        terms.add(words);
+    }
+    terms.top(MAX_TERMS)
+}
+
+/// What this build sends to the model (through the cache): the chunks of changed files
+/// that no previous chunk revives, then the terms that joined the vocabulary.
+struct NewTexts {
+    texts: Vec<String>,
+    /// The first this-many texts are chunks.
+    chunks: usize,
+}
+
+impl NewTexts {
+    fn of(asm: &Assembly, top: &[(String, u32)], old_terms: &HashMap<String, usize>) -> Self {
+        let mut texts: Vec<String> = asm
+            .new_chunks()
+            .par_iter()
+            .enumerate()
+            .filter(|(j, _)| !asm.revived.contains_key(&((asm.kept + j) as u32)))
+            .map(|(_, c)| embedding_text(&asm.files[c.file as usize].path, &c.symbol, &c.text))
+            .collect();
+        let chunks = texts.len();
+        texts.extend(
+            top.iter()
+                .filter(|(t, _)| !old_terms.contains_key(t))
+                .map(|(t, _)| t.clone()),
+        );
+        Self { texts, chunks }
+    }
+}
+
+/// The new generation's tables other than vectors and vocabulary, and what those are
+/// made of.
+struct Built<'a> {
+    asm: &'a Assembly,
+    bm25: &'a Bm25,
+    terms: &'a TermCounts,
+    top: &'a [(String, u32)],
+    old_terms: &'a HashMap<String, usize>,
+    skipped: &'a BTreeMap<SkipReason, usize>,
+}
+
+impl<'a> Built<'a> {
+    /// The vocabulary: previous terms keep their vectors, new ones take `fresh` in order.
+    fn vocab(&self, old: Option<&Vocab>, fresh: &[f32], dims: usize) -> Vocab {
+        carry_vocab(self.top.to_vec(), self.old_terms, old, fresh, dims)
+    }
+
+    /// The flat vectors: kept and revived chunks carry theirs, new ones take `fresh`.
+    fn vectors(&self, old: Option<&Vectors>, fresh: &[f32], dims: usize) -> Vec<f32> {
+        let a = self.asm;
+        carry_vectors(
+            old,
+            &a.remap,
+            &a.revived,
+            a.kept..a.chunks.len(),
+            fresh,
+            dims,
+        )
+    }
+
+    fn tables(&self, vocab: &'a Vocab, vectors: &'a Vectors) -> Tables<'a> {
+        Tables {
+            files: &self.asm.files,
+            chunks: &self.asm.chunks,
+            bm25: self.bm25,
+            vocab,
+            terms: self.terms,
+            vectors,
+        }
+    }
+}
+
+/// Embeds the new texts through the cache (first committing the keyword tier when there
+/// are many to embed); returns their vectors and how many the model embedded.
+fn embed_new(
+    store: &IndexDir,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    new: &NewTexts,
+    built: &Built,
+    carried: &Carried,
+    phases: &mut Phases,
+) -> Result<(Vec<f32>, usize), BuildError> {
+    let mut cache = EmbeddingCache::open_in(&store.dir);
+    let refs: Vec<&str> = new.texts.iter().map(String::as_str).collect();
+    if count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
+        commit_keyword_tier(store, embedder, new, built, carried)?;
+        phases.mark("keyword tier");
+    }
+    let progress_file = store.dir.join(PROGRESS_FILE);
+    let out = embed_all(&refs, embedder, &mut cache, opts.progress, &progress_file);
+    let _ = std::fs::remove_file(&progress_file);
+    let out = out?;
+    phases.mark("embed");
+    // Entries the index still uses are kept when the cache prunes old ones.
+    let model = embedder.model_id();
+    cache.mark_used(live_keys(model, &built.asm.files, &built.asm.chunks));
+    cache.mark_used(built.top.iter().map(|(t, _)| key(model, t)));
+    cache.save()?;
+    Ok(out)
+}
+
+/// The keyword tier: every chunk searchable by keywords now. Vectors the build carries
+/// over stay (searched exactly, without a graph); new chunks and terms are zeros until
+/// embedded.
+fn commit_keyword_tier(
+    store: &IndexDir,
+    embedder: &dyn Embedder,
+    new: &NewTexts,
+    built: &Built,
+    carried: &Carried,
+) -> Result<(), BuildError> {
+    let dims = embedder.dims();
+    let zero_terms = vec![0.0; (new.texts.len() - new.chunks) * dims];
+    let vocab = built.vocab(carried.vocab.as_ref(), &zero_terms, dims);
+    let zero_chunks = vec![0.0; new.chunks * dims];
+    let vectors = Vectors::new(
+        dims,
+        built.vectors(carried.vectors.as_ref(), &zero_chunks, dims),
+    );
+    let tables = built.tables(&vocab, &vectors);
+    let pending = if carried.vectors.is_none() {
+        built.asm.chunks.len()
+    } else {
+        new.chunks
+    };
+    let skipped_files = built.asm.skipped_files.clone();
+    let manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
+    let (tmp, _) = write_generation(store, manifest, &tables)?;
+    store.commit(tmp)?;
+    Ok(())
 }
 
 /// The manifest of a generation of these tables, `pending` chunks not embedded yet.

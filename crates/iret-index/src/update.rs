@@ -80,6 +80,13 @@ pub(crate) struct Assembly {
     pub removed_files: usize,
 }
 
+impl Assembly {
+    /// The chunks of new and changed files (after the kept ones).
+    pub fn new_chunks(&self) -> &[ChunkEntry] {
+        &self.chunks[self.kept..]
+    }
+}
+
 /// Assembles the new file and chunk tables; skipped files are counted into `skipped`.
 pub(crate) fn assemble(
     walked: &[Found],
@@ -254,7 +261,7 @@ pub(crate) fn carry_vectors(
 /// kept, the others come from `fresh` in order.
 pub(crate) fn carry_vocab(
     top: Vec<(String, u32)>,
-    old_terms: &HashMap<&str, usize>,
+    old_terms: &HashMap<String, usize>,
     old: Option<&Vocab>,
     fresh: &[f32],
     dims: usize,
