@@ -11,6 +11,8 @@ sorted by length.
   scripts/ort-ceiling.py texts.jsonl [--threads 2] [--batch 32]
 """
 import argparse
+import collections
+import tempfile
 import json
 import os
 import time
@@ -28,6 +30,8 @@ def main():
     ap.add_argument("texts")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--profile", type=int, metavar="N", default=0,
+                    help="instead: run the first N texts one per run with ORT's profiler and print time by operator type")
     args = ap.parse_args()
     texts = [json.loads(l) for l in open(args.texts)]
     manifest = json.load(open(os.path.join(MODEL, "manifest.json")))
@@ -36,6 +40,9 @@ def main():
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = args.threads
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    if args.profile:
+        opts.enable_profiling = True
+        opts.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
     sess = ort.InferenceSession(os.path.join(MODEL, manifest["onnx"]), opts, providers=["CPUExecutionProvider"])
     names = [i.name for i in sess.get_inputs()]
 
@@ -53,6 +60,18 @@ def main():
         return v / np.linalg.norm(v, axis=1, keepdims=True)
 
     run(["warm up"])
+    if args.profile:
+        for x in texts[:args.profile]:
+            run([x])
+        by_op = collections.Counter()
+        for e in json.load(open(sess.end_profiling())):
+            if e.get("cat") == "Node" and e["name"].endswith("_kernel_time"):
+                by_op[e["args"]["op_name"]] += e["dur"]
+        total = sum(by_op.values())
+        print(f"ORT kernel time by operator over {args.profile} texts ({total / 1e3:.0f} ms):")
+        for op, us in by_op.most_common(12):
+            print(f"  {op:28s} {us / 1e3:8.1f} ms {100 * us / total:5.1f}%")
+        return
     t = time.perf_counter()
     for x in texts:
         run([x])
