@@ -251,7 +251,8 @@ pub(crate) fn load_bin<T: DeserializeOwned>(path: &Path) -> Result<T, StoreError
 }
 
 /// Vectors as little-endian f16: half the bytes of f32, and the precision an embedding
-/// keeps (the build rounds every vector to f16 when it is embedded, see [`round_f16`]).
+/// keeps (the embedding cache stores every new embedding as f16 and the build takes the
+/// vectors from it, so a vector is the same just embedded, cached or loaded).
 pub(crate) fn f16_bytes(values: &[f32]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(values.len() * 2);
     for v in values {
@@ -272,8 +273,7 @@ pub(crate) fn f32s_of_f16_bytes(bytes: &[u8]) -> Option<Vec<f32>> {
     )
 }
 
-/// `v` rounded to the f16 values the store keeps, so a vector is the same whether it was
-/// just embedded or read back.
+/// `v` rounded to the f16 values the store keeps (what a build's vectors are).
 pub fn round_f16(v: &mut [f32]) {
     for x in v {
         *x = half::f16::from_f32(*x).to_f32();
