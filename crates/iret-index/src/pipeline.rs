@@ -462,17 +462,25 @@ fn embed_new(
 ) -> Result<(Vec<f32>, usize), BuildError> {
     let mut cache = EmbeddingCache::open_in(&store.dir);
     let refs: Vec<&str> = new.texts.iter().map(String::as_str).collect();
-    if count_missing(&refs, embedder, &mut cache) >= KEYWORD_TIER_MIN {
+    let model = embedder.model_id();
+    let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
+    if count_missing(&keys, &mut cache) >= KEYWORD_TIER_MIN {
         commit_keyword_tier(store, embedder, new, built, carried)?;
         phases.mark("keyword tier");
     }
     let progress_file = store.dir.join(PROGRESS_FILE);
-    let out = embed_all(&refs, embedder, &mut cache, opts.progress, &progress_file);
+    let out = embed_all(
+        &refs,
+        &keys,
+        embedder,
+        &mut cache,
+        opts.progress,
+        &progress_file,
+    );
     let _ = std::fs::remove_file(&progress_file);
     let out = out?;
     phases.mark("embed");
     // Entries the index still uses are kept when the cache prunes old ones.
-    let model = embedder.model_id();
     cache.mark_used(live_keys(model, &built.asm.files, &built.asm.chunks));
     cache.mark_used(built.top.iter().map(|(t, _)| key(model, t)));
     cache.save()?;
@@ -539,10 +547,9 @@ fn manifest_of(
     }
 }
 
-/// How many distinct texts the cache lacks.
-fn count_missing(texts: &[&str], embedder: &dyn Embedder, cache: &mut EmbeddingCache) -> usize {
-    let model = embedder.model_id();
-    let mut keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
+/// How many distinct keys the cache lacks.
+fn count_missing(keys: &[[u8; 16]], cache: &mut EmbeddingCache) -> usize {
+    let mut keys = keys.to_vec();
     keys.sort_unstable();
     keys.dedup();
     keys.iter().filter(|k| !cache.contains(k)).count()
@@ -648,17 +655,17 @@ impl Phases {
     }
 }
 
-/// Embeds `texts` through the cache; returns the flat vectors and how many were new.
+/// Embeds `texts` (whose cache keys are `keys`) through the cache; returns the flat vectors
+/// and how many were new.
 fn embed_all(
     texts: &[&str],
+    keys: &[[u8; 16]],
     embedder: &dyn Embedder,
     cache: &mut EmbeddingCache,
     progress: bool,
     progress_file: &Path,
 ) -> Result<(Vec<f32>, usize), BuildError> {
     let dims = embedder.dims();
-    let model = embedder.model_id();
-    let keys: Vec<[u8; 16]> = texts.par_iter().map(|t| key(model, t)).collect();
     let mut missing: Vec<usize> = (0..texts.len())
         .filter(|&i| !cache.contains(&keys[i]))
         .collect();
@@ -707,7 +714,7 @@ fn embed_all(
         b.finish_and_clear();
     }
     let mut flat = Vec::with_capacity(texts.len() * dims);
-    for k in &keys {
+    for k in keys {
         let found = cache.extend_with(k, &mut flat);
         assert!(found, "every text was embedded");
     }
