@@ -488,3 +488,40 @@ fn a_keyword_tier_left_by_a_killed_build_answers_at_once_and_is_completed_in_the
         "src/harbor/module13.ts"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_edit_during_the_background_embedding_is_taken_in_without_a_call_waiting() {
+    let repo = synthetic_repo(220);
+    let root = repo.path();
+    kill_during_embedding(root);
+    let mut c = Client::start(root);
+    std::fs::write(
+        root.join("src/lanternQuay.ts"),
+        "export function lanternQuayTally(n: number) {\n  return n * 7;\n}\n",
+    )
+    .unwrap();
+    // Answered from the keyword tier at once: the update goes to the background build.
+    let r = c.call("search", json!({"query": "lanternQuayTally"}));
+    assert!(!is_error(&r), "{r}");
+    assert!(
+        r["structuredContent"]["index"]["freshness"]
+            .as_str()
+            .unwrap()
+            .starts_with("embedding"),
+        "{r}"
+    );
+    // The background build commits a keyword tier with the new file, then the whole index.
+    let started = std::time::Instant::now();
+    loop {
+        let r = c.call("search", json!({"query": "lanternQuayTally"}));
+        let chunks = &r["structuredContent"]["chunks"];
+        if chunks[0]["path"] == "src/lanternQuay.ts"
+            && r["structuredContent"]["index"]["freshness"] == "fresh"
+        {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(120), "{r}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

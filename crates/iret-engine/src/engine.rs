@@ -160,8 +160,9 @@ impl Engine {
     }
 
     /// The index with the working tree's changes in it (see the module docs). A keyword
-    /// tier of the tree as it is answers by keywords (a long-lived engine completes its
-    /// embedding in the background); once files changed, this call updates the index.
+    /// tier answers by keywords: a long-lived engine completes it (changes included) in
+    /// the background; otherwise a tier of the tree as it is answers as it is, and once
+    /// files changed, this call updates the index.
     pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
         let snap = self.reload_if_newer()?;
         if !self.refresh {
@@ -177,9 +178,10 @@ impl Engine {
         if changed == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Fresh));
         }
-        if changed == 0 {
-            // A keyword tier of the tree as it is: this call answers by keywords; a
-            // long-lived engine finishes the embedding in the background.
+        if snap.index.manifest.pending() && (changed == 0 || self.background) {
+            // A keyword tier: this call answers by keywords. A long-lived engine finishes
+            // the embedding in the background, and that build takes changed files in too
+            // (it commits a keyword tier with them first), so no call waits for it.
             if self.background {
                 self.complete_in_background();
             }
