@@ -130,7 +130,9 @@ impl Index {
     /// Opens the live generation under `index_dir` (usually `<root>/.iret`).
     /// `model_id`, when given, must match the model the index was built with.
     pub fn open(index_dir: &Path, model_id: Option<&str>) -> Result<Self, StoreError> {
-        let gen = IndexDir::new(index_dir).current()?;
+        let store = IndexDir::new(index_dir);
+        let gen = store.current()?;
+        store.prune_generations();
         let corrupt = |reason: String| StoreError::Corrupt {
             path: gen.clone(),
             reason,

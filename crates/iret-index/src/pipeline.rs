@@ -228,7 +228,7 @@ fn run(
     let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
     if !opts.force {
         if let Some(report) = up_to_date(&store, &walked, embedder.model_id(), started) {
-            store.prune_superseded();
+            store.prune_generations();
             return Ok((report, open));
         }
     }

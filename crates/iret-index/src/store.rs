@@ -134,7 +134,8 @@ impl IndexDir {
             &self.dir.join("CURRENT"),
             format!("gen-{next:06}\n").as_bytes(),
         )?;
-        self.prune(next);
+        self.prune_generations();
+        self.prune_leftovers();
         Ok(target)
     }
 
@@ -160,36 +161,33 @@ impl IndexDir {
         self.generations().last().map_or(1, |g| g + 1)
     }
 
-    /// Removes the generation before the live one when it was replaced more than
-    /// [`SUPERSEDED_GRACE`] ago (`CURRENT`'s modification time), so an index at rest
-    /// holds one generation. Call with the writer lock held.
-    pub fn prune_superseded(&self) {
+    /// Removes the generations no reader can need: every one older than the one before
+    /// the live one, and that one too once it was replaced more than [`SUPERSEDED_GRACE`]
+    /// ago (`CURRENT`'s modification time), so an index at rest holds one generation.
+    /// Safe without the writer lock: it never touches the live generation or one replaced
+    /// recently, and nothing else writes older ones. Writers call it on commit and on a
+    /// no-change refresh, readers when they open the index.
+    pub fn prune_generations(&self) {
         let pointer = self.dir.join("CURRENT");
-        let live = std::fs::read_to_string(&pointer).ok().and_then(|n| {
+        let Some(live) = std::fs::read_to_string(&pointer).ok().and_then(|n| {
             n.trim()
                 .strip_prefix("gen-")
                 .and_then(|g| g.parse::<u64>().ok())
-        });
+        }) else {
+            return;
+        };
         let replaced_long_ago = std::fs::metadata(&pointer)
             .and_then(|m| m.modified())
             .is_ok_and(|t| t.elapsed().is_ok_and(|d| d > SUPERSEDED_GRACE));
-        if let (Some(live), true) = (live, replaced_long_ago) {
-            for g in self.generations() {
-                if g < live {
-                    let _ = std::fs::remove_dir_all(self.dir.join(format!("gen-{g:06}")));
-                }
+        for g in self.generations() {
+            if g + 1 < live || (g < live && replaced_long_ago) {
+                let _ = std::fs::remove_dir_all(self.dir.join(format!("gen-{g:06}")));
             }
         }
     }
 
-    /// Keeps the live generation and the one before it (a reader may still be opening it);
-    /// removes older ones and leftovers of interrupted writers.
-    fn prune(&self, live: u64) {
-        for g in self.generations() {
-            if g + 1 < live {
-                let _ = std::fs::remove_dir_all(self.dir.join(format!("gen-{g:06}")));
-            }
-        }
+    /// Removes leftovers of interrupted writers (with the writer lock held).
+    fn prune_leftovers(&self) {
         if let Ok(rd) = std::fs::read_dir(&self.dir) {
             for e in rd.flatten() {
                 let stale = e

@@ -96,6 +96,22 @@ fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
     build(src.path(), idx.path(), &e, &Default::default()).unwrap();
     assert_eq!(gens(idx.path()), 1);
     assert_eq!(Index::open(idx.path(), None).unwrap().files.len(), 3);
+    // An index only read (a long-lived server that sees no change) prunes on open.
+    std::fs::write(
+        src.path().join("src/d.go"),
+        "package d\n\nfunc Delta() {}\n",
+    )
+    .unwrap();
+    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    assert_eq!(gens(idx.path()), 2);
+    std::fs::File::options()
+        .write(true)
+        .open(idx.path().join("CURRENT"))
+        .unwrap()
+        .set_modified(an_hour_ago)
+        .unwrap();
+    assert_eq!(Index::open(idx.path(), None).unwrap().files.len(), 4);
+    assert_eq!(gens(idx.path()), 1);
 }
 
 #[test]
