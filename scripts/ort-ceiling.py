@@ -9,6 +9,16 @@ sorted by length.
 
   pip install onnxruntime==1.31.1 tokenizers numpy
   scripts/ort-ceiling.py texts.jsonl [--threads 2] [--batch 32]
+  scripts/ort-ceiling.py texts.jsonl --profile 300          # time by operator
+  scripts/ort-ceiling.py texts.jsonl --disable SkipLayerNormFusion --compare 300
+      # one text per run with and without the optimizer, alternating; the vectors'
+      # cosine to those of the default session
+  scripts/ort-ceiling.py texts.jsonl --cosine-to DIR/model.onnx --cosine-texts 300
+      # cosine of this session's vectors to another model's (e.g. the fp32 variant of
+      # scripts/export-model.py --variant fp32 --out DIR)
+
+iret's own session disables the optimizers in crates/iret-embed/src/onnx.rs
+(DISABLED_OPTIMIZERS); pass the same --disable to measure what iret runs.
 """
 import argparse
 import collections
@@ -30,6 +40,12 @@ def main():
     ap.add_argument("texts")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--model", default=None, help="another .onnx file (same tokenizer)")
+    ap.add_argument("--disable", default="", help="ORT optimizers to disable, comma-separated")
+    ap.add_argument("--compare", type=int, metavar="N", default=0,
+                    help="instead: N texts one per run, with --disable and without, twice alternately")
+    ap.add_argument("--cosine-to", default=None, help="instead: cosine of the vectors to this model's")
+    ap.add_argument("--cosine-texts", type=int, default=300)
     ap.add_argument("--profile", type=int, metavar="N", default=0,
                     help="instead: run the first N texts one per run with ORT's profiler and print time by operator type")
     args = ap.parse_args()
@@ -43,8 +59,56 @@ def main():
     if args.profile:
         opts.enable_profiling = True
         opts.profile_file_prefix = os.path.join(tempfile.mkdtemp(), "ort")
-    sess = ort.InferenceSession(os.path.join(MODEL, manifest["onnx"]), opts, providers=["CPUExecutionProvider"])
+    model_path = args.model or os.path.join(MODEL, manifest["onnx"])
+    disabled = [d for d in args.disable.split(",") if d]
+
+    def session(path, disabled):
+        return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"],
+                                    disabled_optimizers=disabled)
+
+    sess = session(model_path, disabled)
     names = [i.name for i in sess.get_inputs()]
+
+    def vectors(s, batch):
+        out = []
+        for x in batch:
+            e = tok.encode(x)
+            ids = np.array([e.ids], dtype=np.int64)
+            mask = np.array([e.attention_mask], dtype=np.int64)
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in [i.name for i in s.get_inputs()]:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            v = s.run(None, feed)[0][0].mean(0)
+            out.append(v / np.linalg.norm(v))
+        return np.array(out)
+
+    if args.compare:
+        tok.no_padding()
+        batch = texts[:args.compare]
+        other = session(model_path, [])
+        times = {"disabled": [], "default": []}
+        for _ in range(2):
+            for name, s in (("disabled", sess), ("default", other)):
+                t = time.perf_counter()
+                v = vectors(s, batch)
+                times[name].append(time.perf_counter() - t)
+                if name == "disabled":
+                    va = v
+                else:
+                    vb = v
+        c = (va * vb).sum(1)
+        print(f"{len(batch)} texts one per run, disabled {disabled}: "
+              f"{' '.join(f'{t:.2f}' for t in times['disabled'])} s; default: "
+              f"{' '.join(f'{t:.2f}' for t in times['default'])} s")
+        print(f"  cosine to the default session's vectors: min {c.min():.5f} mean {c.mean():.5f}")
+        return
+    if args.cosine_to:
+        tok.no_padding()
+        batch = texts[:args.cosine_texts]
+        c = (vectors(sess, batch) * vectors(session(args.cosine_to, []), batch)).sum(1)
+        print(f"{len(batch)} texts, {model_path} (disabled {disabled}) vs {args.cosine_to}: "
+              f"cosine min {c.min():.5f} mean {c.mean():.5f}")
+        return
 
     def run(batch):
         tok.enable_padding()
