@@ -13,6 +13,10 @@ pub struct Repo {
     pub revision: Option<String>,
     #[serde(default)]
     pub benchmark_root: Option<String>,
+    /// `owner/name` for localisation datasets (one entry per instance, checked out from
+    /// a mirror at `revision`).
+    #[serde(default)]
+    pub repo: Option<String>,
 }
 
 /// A path, optionally with a line span.

@@ -1,5 +1,9 @@
-//! `iret bench`: retrieval quality and speed on semble-format benchmarks.
+//! `iret bench`: retrieval quality and speed on semble-format benchmarks, and file
+//! localisation on issue-style datasets and a repository's own history.
+pub mod checkout;
 pub mod dataset;
+pub mod history;
+pub mod localise;
 pub mod metrics;
 pub mod report;
 pub mod runner;

@@ -27,7 +27,8 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise k1 b vk kk rrf).
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api k1 b vk kk rrf;
+    /// iterative also lcw rw).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
         let mut mode = Self::parse_base(name)?;
@@ -53,6 +54,9 @@ impl Mode {
                 "name" => params.name_boost = x,
                 "path" => params.path_boost = x,
                 "noise" => params.noise_factor = x,
+                "men" => params.mention_boost = x,
+                "msg" => params.message_boost = x,
+                "api" => params.api_boost = x,
                 "k1" => params.bm25.k1 = x,
                 "b" => params.bm25.b = x,
                 "vk" => params.vector_k = x as usize,
@@ -154,6 +158,27 @@ impl Mode {
                 },
             ),
             v(
+                "-mention",
+                Params {
+                    mention_boost: 0.0,
+                    ..p.clone()
+                },
+            ),
+            v(
+                "-message",
+                Params {
+                    message_boost: 0.0,
+                    ..p.clone()
+                },
+            ),
+            v(
+                "-api",
+                Params {
+                    api_boost: 0.0,
+                    ..p.clone()
+                },
+            ),
+            v(
                 "rrf",
                 Params {
                     fusion: Fusion::Rrf(60.0),
@@ -223,9 +248,18 @@ pub struct Config {
 }
 
 /// Remembers query embeddings so ablation variants do not re-embed (not used for timed modes).
-struct Memo {
+pub(crate) struct Memo {
     inner: Arc<dyn Embedder>,
     cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl Memo {
+    pub(crate) fn new(inner: Arc<dyn Embedder>) -> Self {
+        Self {
+            inner,
+            cache: Mutex::new(HashMap::new()),
+        }
+    }
 }
 
 impl Embedder for Memo {
@@ -298,21 +332,17 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
         // One corpus, two engines: the real embedder for the timed modes, a memo of query
         // vectors for the variants.
         let corpus = Arc::new(Corpus::new(index));
-        let memo: Arc<dyn Embedder> = Arc::new(Memo {
-            inner: embedder.clone(),
-            cache: Mutex::new(HashMap::new()),
-        });
+        let memo: Arc<dyn Embedder> = Arc::new(Memo::new(embedder.clone()));
         let timed_engine =
             Engine::with_corpus(&root, &index_dir, corpus.clone(), embedder.clone(), None);
         let memo_engine = Engine::with_corpus(&root, &index_dir, corpus.clone(), memo, None);
         let mut results = Vec::new();
         for mode in &cfg.modes {
-            // The four plain modes are timed with the real embedder; variants reuse query vectors.
-            let timed = matches!(
-                mode.name.as_str(),
-                "bm25" | "dense" | "hybrid" | "iterative"
-            );
-            let engine = if timed { &timed_engine } else { &memo_engine };
+            let engine = if mode.timed() {
+                &timed_engine
+            } else {
+                &memo_engine
+            };
             for task in tasks {
                 results.push(score_query(engine, &corpus, task, mode)?);
             }
@@ -352,6 +382,50 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
         .collect()
 }
 
+/// The ranked files of one query under `mode` (each file's lead chunk), and for the loop
+/// the files it scored ≥ 0.7.
+pub(crate) fn ranked(
+    engine: &Engine,
+    corpus: &Corpus,
+    query: &Query,
+    mode: &Mode,
+) -> anyhow::Result<(Vec<(u32, u32)>, Vec<String>)> {
+    Ok(match &mode.kind {
+        Kind::Single(params) => {
+            let hits: Vec<FileHit> = engine.hits(corpus, query, params)?;
+            (
+                hits.iter().map(|h| (h.file, h.chunks[0].chunk)).collect(),
+                Vec::new(),
+            )
+        }
+        Kind::Iterative(opts) => {
+            let outcome = engine.outcome(corpus, query, opts)?;
+            let strong: Vec<String> = outcome
+                .relevant(opts.strong)
+                .iter()
+                .map(|e| e.path.clone())
+                .collect();
+            let order = outcome
+                .evaluated
+                .iter()
+                .filter(|e| !e.chunks.is_empty())
+                .map(|e| (e.file, e.chunks[0].chunk))
+                .collect();
+            (order, strong)
+        }
+    })
+}
+
+impl Mode {
+    /// The four plain modes are timed with the real embedder; variants reuse query vectors.
+    pub(crate) fn timed(&self) -> bool {
+        matches!(
+            self.name.as_str(),
+            "bm25" | "dense" | "hybrid" | "iterative"
+        )
+    }
+}
+
 fn score_query(
     engine: &Engine,
     corpus: &Corpus,
@@ -362,29 +436,8 @@ fn score_query(
     let query = Query::new(task.query.clone());
     let targets = task.targets();
     let started = Instant::now();
-    let (results, strong) = match &mode.kind {
-        Kind::Single(params) => {
-            let hits: Vec<FileHit> = engine.hits(corpus, &query, params)?;
-            (
-                file_hits_to_results(index, hits.iter().map(|h| (h.file, h.chunks[0].chunk))),
-                Vec::new(),
-            )
-        }
-        Kind::Iterative(opts) => {
-            let outcome = engine.outcome(corpus, &query, opts)?;
-            let strong: Vec<String> = outcome
-                .relevant(opts.strong)
-                .iter()
-                .map(|e| e.path.clone())
-                .collect();
-            let order = outcome
-                .evaluated
-                .iter()
-                .filter(|e| !e.chunks.is_empty())
-                .map(|e| (e.file, e.chunks[0].chunk));
-            (file_hits_to_results(index, order), strong)
-        }
-    };
+    let (order, strong) = ranked(engine, corpus, &query, mode)?;
+    let results = file_hits_to_results(index, order.into_iter());
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     let strong_hits = strong
         .iter()

@@ -1,20 +1,43 @@
 use crate::Cli;
+use iret_bench::checkout::Mirror;
+use iret_bench::history::{tasks_from_history, HistoryOptions};
+use iret_bench::localise::{self, LocConfig, Mirrors};
 use iret_bench::{report, run_bench, Config, Mode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Benchmark folder in semble's format (repos.json + annotations/).
-    #[arg(long)]
-    pub dataset: PathBuf,
-    /// Folder with one extracted corpus per repo name (scripts/extract-corpus.py).
+    /// Benchmark folder (repos.json + annotations/): semble's format, or with --mirrors a
+    /// localisation set whose entries name a `repo` and a `revision` (SWE-bench style).
+    #[arg(long, required_unless_present = "history")]
+    pub dataset: Option<PathBuf>,
+    /// Folder with one extracted corpus per repo name (scripts/extract-corpus.py); with
+    /// --mirrors or --history, one checkout per repository is written and updated here.
     #[arg(long)]
     pub corpora: PathBuf,
+    /// Local git mirrors (`<owner>+<name>/repo`): each instance's commit is checked out
+    /// from them, in commit order, its index carried over (file-level Acc@k).
+    #[arg(long)]
+    pub mirrors: Option<PathBuf>,
+    /// A repository's own history as tasks: this git directory's commits with descriptive
+    /// messages (query: the message; gold: the non-test source files it modified, searched
+    /// on the parent's tree).
+    #[arg(long, conflicts_with = "dataset")]
+    pub history: Option<PathBuf>,
+    /// With --history: how many tasks (the newest qualifying commits).
+    #[arg(long, default_value_t = 100)]
+    pub commits: usize,
+    /// With --history: the newest commit considered.
+    #[arg(long, default_value = "HEAD")]
+    pub until: String,
+    /// Localisation: at most this many instances per repository (the first in commit order).
+    #[arg(long)]
+    pub limit: Option<usize>,
     /// Where indexes are kept between runs (default: <corpora>/../iret-indexes).
     #[arg(long)]
     pub index_root: Option<PathBuf>,
-    /// Only these repos (comma-separated).
+    /// Only these repos (comma-separated; localisation: instance names or owner/name).
     #[arg(long, value_delimiter = ',')]
     pub repos: Option<Vec<String>>,
     /// Modes side by side: bm25, dense, hybrid, iterative.
@@ -46,8 +69,12 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if args.ablation {
         modes.extend(Mode::ablations());
     }
+    if args.mirrors.is_some() || args.history.is_some() {
+        return localisation(args, modes, embedder);
+    }
+    let dataset = args.dataset.clone().expect("clap requires --dataset");
     let cfg = Config {
-        dataset: args.dataset.clone(),
+        dataset,
         corpora: args.corpora.clone(),
         index_root: args
             .index_root
@@ -71,4 +98,74 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--mirrors` / `--history`: file localisation, instances visited in commit order.
+fn localisation(
+    args: &Args,
+    modes: Vec<Mode>,
+    embedder: std::sync::Arc<dyn iret_embed::Embedder>,
+) -> anyhow::Result<ExitCode> {
+    let (instances, mirrors) = match (&args.history, &args.dataset, &args.mirrors) {
+        (Some(git_dir), _, _) => {
+            let mirror = Mirror {
+                git_dir: git_dir.clone(),
+            };
+            let repo = history_name(git_dir);
+            let opts = HistoryOptions {
+                repo: repo.clone(),
+                until: args.until.clone(),
+                commits: args.commits,
+                min_words: 4,
+                max_files: 3,
+            };
+            let tasks = tasks_from_history(&mirror, &opts)?;
+            eprintln!(
+                "iret bench: {} tasks from the history of {repo}",
+                tasks.len()
+            );
+            (tasks, Mirrors::One(mirror))
+        }
+        (None, Some(dataset), Some(mirrors)) => (
+            localise::load_instances(dataset)?,
+            Mirrors::Folder(mirrors.clone()),
+        ),
+        _ => anyhow::bail!("--mirrors needs --dataset"),
+    };
+    let cfg = LocConfig {
+        mirrors,
+        checkouts: args.corpora.clone(),
+        index_root: args
+            .index_root
+            .clone()
+            .unwrap_or_else(|| args.corpora.join("..").join("iret-indexes")),
+        only: args.repos.clone(),
+        limit: args.limit,
+        modes: modes.clone(),
+        progress: true,
+    };
+    let runs = localise::run_localisation(&cfg, instances, embedder)?;
+    if runs.is_empty() {
+        anyhow::bail!("no instance was benchmarked: check --mirrors, --repos and the dataset");
+    }
+    let summary = localise::summarise(&runs, &modes);
+    println!("{}", localise::table(&summary, &modes));
+    if let Some(path) = &args.json {
+        std::fs::write(
+            path,
+            serde_json::to_vec_pretty(&serde_json::json!({"runs": runs, "summary": summary}))?,
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A name for a history run's folders: the mirror folder's (`owner+name/repo` → `owner/name`).
+fn history_name(git_dir: &std::path::Path) -> String {
+    let mut parts = git_dir
+        .components()
+        .rev()
+        .filter_map(|c| c.as_os_str().to_str())
+        .filter(|c| !matches!(*c, "repo" | ".git"));
+    let name = parts.next().unwrap_or("history");
+    name.trim_end_matches(".git").replacen('+', "/", 1)
 }
