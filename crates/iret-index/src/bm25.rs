@@ -93,6 +93,14 @@ impl Bm25 {
         self.postings.get(term).map_or(0, Vec::len)
     }
 
+    /// The documents containing `term`.
+    pub fn docs_with(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
+        self.postings
+            .get(term)
+            .into_iter()
+            .flat_map(|list| list.iter().map(|(doc, _)| *doc))
+    }
+
     pub fn idf(&self, term: &str) -> f32 {
         let n = self.num_docs() as f32;
         let df = self.df(term) as f32;

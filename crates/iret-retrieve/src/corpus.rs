@@ -23,6 +23,8 @@ pub struct Facts {
     /// `parent/` → the versions found as `parent/vN/` folders.
     versions: Vec<(String, Vec<u32>)>,
     pub imports: ImportGraph,
+    /// A defined name (lower-case) → the files defining it.
+    definers: HashMap<String, Vec<u32>>,
 }
 
 impl Facts {
@@ -30,7 +32,13 @@ impl Facts {
         Self {
             versions: version_folders(index),
             imports: ImportGraph::of(index),
+            definers: definers(index),
         }
+    }
+
+    /// The files that define `name` (lower-case), if any does.
+    pub fn definers(&self, name: &str) -> Option<&[u32]> {
+        self.definers.get(name).map(Vec::as_slice)
     }
 
     /// Folders of superseded versions: `v3/` when a sibling `v4/` exists (zod keeps v3
@@ -78,5 +86,18 @@ fn version_folders(index: &Index) -> Vec<(String, Vec<u32>)> {
         .map(|(parent, vs)| (parent.to_string(), vs))
         .collect();
     out.sort();
+    out
+}
+
+fn definers(index: &Index) -> HashMap<String, Vec<u32>> {
+    let mut out: HashMap<String, Vec<u32>> = HashMap::new();
+    for c in &index.chunks {
+        for d in &c.defines {
+            let files = out.entry(d.to_lowercase()).or_default();
+            if files.last() != Some(&c.file) {
+                files.push(c.file);
+            }
+        }
+    }
     out
 }

@@ -24,7 +24,9 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
     let fused = fuse(index, state, &vector_hits, &keyword_hits, params.fusion, wv);
 
     let signals = Signals::new(corpus, state, params);
-    let mut files: Vec<FileHit> = by_file(index, fused)
+    let mut grouped = by_file(index, fused);
+    add_pointed(index, state, &allowed, &mut grouped);
+    let mut files: Vec<FileHit> = grouped
         .into_iter()
         .map(|(file, chunks)| signals.rank(file, chunks))
         .collect();
@@ -81,6 +83,49 @@ fn vector_weight(
         (_, true) => 1.0,
         _ if state.analysis.is_symbol => params.symbol_vector_weight,
         _ => params.vector_weight,
+    }
+}
+
+/// Files the task's evidence points at join the candidates even when neither leg found
+/// them, each with its chunk nearest the query (scored 0 by the legs: only the evidence
+/// signals lift it).
+fn add_pointed(
+    index: &Index,
+    state: &State,
+    allowed: &[bool],
+    grouped: &mut HashMap<u32, Vec<ChunkHit>>,
+) {
+    let mut pointed: Vec<u32> = state.pointers.files().collect();
+    pointed.sort_unstable();
+    pointed.dedup();
+    for file in pointed {
+        if !allowed[file as usize] || grouped.contains_key(&file) {
+            continue;
+        }
+        let f = &index.files[file as usize];
+        let range = f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize;
+        let cos = |c: usize| {
+            if state.embedding.is_empty() {
+                0.0
+            } else {
+                iret_embed::dot(&state.embedding, index.vectors.get(c))
+            }
+        };
+        let best = range
+            .map(|c| (c, cos(c)))
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
+        if let Some((chunk, cosine)) = best {
+            grouped.insert(
+                file,
+                vec![ChunkHit {
+                    chunk: chunk as u32,
+                    score: 0.0,
+                    cosine,
+                    bm25: 0.0,
+                    leg: Leg::Keyword,
+                }],
+            );
+        }
     }
 }
 

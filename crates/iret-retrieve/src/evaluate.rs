@@ -7,7 +7,7 @@
 //! it defines what the task names, or its name says it. Bands: 0.8–1 implements the
 //! target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
 use crate::hits::{ChunkHit, FileHit, Leg};
-use iret_index::tokens::{stem, tokenize};
+use iret_index::tokens::stem;
 use iret_index::Index;
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -50,31 +50,38 @@ impl Concepts {
         }
     }
 
-    /// Is `concept` covered by a file with these (stemmed) tokens?
-    pub fn covered(&self, concept: &str, tokens: &HashSet<String>) -> bool {
-        tokens.contains(&stem(concept))
+    /// Is `concept` covered by `file` (its word, or a learned alias, is in the file)?
+    pub fn covered(
+        &self,
+        concept: &str,
+        file: u32,
+        index: &Index,
+        tokens: &mut FileTokens,
+    ) -> bool {
+        tokens.has(index, file, &stem(concept))
             || self
                 .aliases
                 .get(concept)
-                .is_some_and(|a| a.iter().any(|t| tokens.contains(t)))
+                .is_some_and(|a| a.iter().any(|t| tokens.has(index, file, t)))
     }
 }
 
-/// Token sets of files, computed once per loop.
+/// Which files hold a (stemmed) term, read from the keyword index's postings (a chunk's
+/// path, symbol and code) once per term and loop: far cheaper than tokenizing whole files.
 #[derive(Default)]
-pub struct FileTokens(HashMap<u32, HashSet<String>>);
+pub struct FileTokens(HashMap<String, HashSet<u32>>);
 
 impl FileTokens {
-    pub fn get(&mut self, index: &Index, file: u32) -> &HashSet<String> {
-        self.0.entry(file).or_insert_with(|| {
-            let f = &index.files[file as usize];
-            let mut set: HashSet<String> = tokenize(&f.path).into_iter().collect();
-            for c in &index.chunks[f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize]
-            {
-                set.extend(tokenize(&c.text));
-            }
-            set
-        })
+    pub fn has(&mut self, index: &Index, file: u32, term: &str) -> bool {
+        if !self.0.contains_key(term) {
+            let files = index
+                .bm25
+                .docs_with(term)
+                .map(|c| index.chunks[c as usize].file)
+                .collect();
+            self.0.insert(term.to_string(), files);
+        }
+        self.0[term].contains(&file)
     }
 }
 
@@ -107,18 +114,17 @@ impl Evaluator<'_> {
                         .fold(f32::MIN, f32::max)
                 };
                 let sim_abs = ((sim - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR)).clamp(0.0, 1.0);
-                let toks = tokens.get(self.index, hit.file);
                 let (covered, missing): (Vec<&String>, Vec<&String>) = self
                     .concepts
                     .words
                     .iter()
-                    .partition(|c| self.concepts.covered(c, toks));
+                    .partition(|c| self.concepts.covered(c, hit.file, self.index, tokens));
                 let coverage = if self.concepts.words.is_empty() {
                     0.0
                 } else {
                     covered.len() as f32 / self.concepts.words.len() as f32
                 };
-                let structural: f32 = if !hit.defines.is_empty() {
+                let structural: f32 = if !hit.defines.is_empty() || !hit.evidence.is_empty() {
                     1.0
                 } else if !hit.name_words.is_empty() {
                     0.8
@@ -162,6 +168,7 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
     if !hit.defines.is_empty() {
         parts.push(format!("defines {}", hit.defines.join(", ")));
     }
+    parts.extend(hit.evidence.iter().cloned());
     if !covered.is_empty() {
         parts.push(format!(
             "covers {}",

@@ -33,4 +33,6 @@ pub struct FileHit {
     pub noise: bool,
     /// Refine aimed at this file (it imports, or is imported by, a relevant file).
     pub focused: bool,
+    /// What the task's evidence says of this file ("named by the task", …).
+    pub evidence: Vec<String>,
 }

@@ -36,6 +36,7 @@ pub fn search_once(
     query: &Query,
     params: &Params,
 ) -> anyhow::Result<Vec<FileHit>> {
-    let state = initial_state(query, embedder)?;
+    let mut state = initial_state(query, embedder)?;
+    state.point(corpus);
     Ok(dispatch(corpus, &state, params))
 }

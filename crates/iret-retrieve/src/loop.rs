@@ -143,8 +143,16 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let index = &corpus.index;
     let mut state = initial_state(query, embedder)?;
+    state.point(corpus);
     let task_embedding = state.embedding.clone();
-    let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts));
+    let idf = |t: &str| {
+        if index.bm25.df(t) == 0 {
+            0.0
+        } else {
+            index.bm25.idf(t)
+        }
+    };
+    let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts, &query.task, &idf));
     let mut memory = Memory::default();
     let mut cycles = Vec::new();
     let mut refiner = Refiner::new(corpus, embedder, &query.task, &task_embedding);
@@ -239,7 +247,7 @@ fn enough(
     let critical_gap = concepts.words.iter().any(|c| {
         !strong
             .iter()
-            .any(|e| concepts.covered(c, tokens.get(index, e.file)))
+            .any(|e| concepts.covered(c, e.file, index, tokens))
             && index.bm25.df(&iret_index::tokens::stem(c)) > 0
     });
     !critical_gap

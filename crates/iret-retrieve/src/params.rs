@@ -33,6 +33,16 @@ pub struct Params {
     pub path_boost: f32,
     /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
     pub noise_factor: f32,
+    /// Bonus for a file the task names: a path, a traceback frame, a module path
+    /// (`ranking::evidence::mentioned`).
+    pub mention_boost: f32,
+    /// Bonus for a file holding, as literal text, a message the task quotes (an error's
+    /// text): where it is raised (`ranking::evidence::raises`).
+    pub message_boost: f32,
+    /// Bonus for a file defining names the task writes as code (backticks, calls,
+    /// qualified names, code blocks), weighed by how few files define each
+    /// (`ranking::evidence::implements`).
+    pub api_boost: f32,
 }
 
 impl Default for Params {
@@ -51,6 +61,9 @@ impl Default for Params {
             name_boost: 0.25,
             path_boost: 0.1,
             noise_factor: 0.7,
+            mention_boost: 0.2,
+            message_boost: 0.2,
+            api_boost: 0.2,
         }
     }
 }

@@ -140,7 +140,7 @@ impl<'a> Refiner<'a> {
             .filter(|c| {
                 !related
                     .iter()
-                    .any(|e| concepts.covered(c, tokens.get(self.index(), e.file)))
+                    .any(|e| concepts.covered(c, e.file, self.index(), tokens))
             })
             .cloned()
             .collect()
@@ -365,12 +365,38 @@ impl<'a> Refiner<'a> {
                 state.terms.push((t.clone(), 0.7));
             }
         }
-        if !added.is_empty() {
+        if added.is_empty() {
+            return Ok(());
+        }
+        if !is_long(self.task) || self.task_embedding.is_empty() {
             let text = format!("{} {}", self.task, added.join(" "));
             state.embedding = self.embedder.embed(&[&text])?.remove(0);
+            return Ok(());
         }
+        // A long task fills the model's window: terms appended to it would be cut off.
+        // Its title with the terms is embedded instead and joins the task's vector.
+        let title = self
+            .task
+            .lines()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let text = format!("{title} {}", added.join(" "));
+        let probe = self.embedder.embed(&[&text])?.remove(0);
+        state.embedding = mean_direction(self.task_embedding, &probe);
         Ok(())
     }
+}
+
+fn is_long(task: &str) -> bool {
+    task.split_whitespace().count() > crate::query::words::LONG_TASK_WORDS
+}
+
+/// The unit vector halfway between two unit vectors.
+fn mean_direction(a: &[f32], b: &[f32]) -> Vec<f32> {
+    let mut v: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
+    v.iter_mut().for_each(|x| *x /= norm);
+    v
 }
 
 /// Files judged irrelevant (< [`IRRELEVANT`]) are excluded for good.

@@ -41,11 +41,23 @@ impl Term {
     }
 }
 
+/// Chunks of a file read for a term's spelling, at most: the word is the same in each.
+const SPELLING_CHUNKS: usize = 4;
+
 /// The most frequent identifier of `file` with a part that stems to `stem` (the first
-/// seen on a tie).
+/// seen on a tie), read from the file's first chunks that hold the stem (the keyword
+/// index says which), not the whole file.
 fn code_word(index: &Index, file: u32, wanted: &str) -> Option<String> {
     let f = &index.files[file as usize];
-    let chunks = &index.chunks[f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize];
+    let range = f.first_chunk..f.first_chunk + f.chunk_count;
+    let mut holding: Vec<u32> = index
+        .bm25
+        .docs_with(wanted)
+        .filter(|c| range.contains(c))
+        .collect();
+    holding.sort_unstable();
+    holding.truncate(SPELLING_CHUNKS);
+    let chunks = holding.iter().map(|&c| &index.chunks[c as usize]);
     let mut counts: HashMap<&str, (usize, usize)> = HashMap::new(); // id → (count, first seen)
     let mut seen = 0;
     for c in chunks {

@@ -1,6 +1,8 @@
 //! What a query asks for: the task, optional keywords and path globs, and an analysis
 //! of its words (content terms, code identifiers, symbol lookups); the state a query is
 //! in between cycles ([`State`]) and its path scope ([`Scope`]).
+pub mod evidence;
+pub mod pointers;
 mod scope;
 mod state;
 pub mod words;
@@ -45,6 +47,10 @@ pub struct Analysis {
     pub is_symbol: bool,
     /// Versions the task names (`v3` → 3).
     pub versions: Vec<u32>,
+    /// Paths, code names and messages the task points at.
+    pub evidence: evidence::Evidence,
+    /// The task asks for tests or examples (which are otherwise damped).
+    pub wants_noise: bool,
 }
 
 fn looks_like_code(word: &str) -> bool {
@@ -92,6 +98,8 @@ pub fn analyse(text: &str) -> Analysis {
         identifiers: identifiers_found,
         is_symbol,
         versions,
+        evidence: evidence::extract(text),
+        wants_noise: words::wants_noise(text),
     }
 }
 

@@ -1,5 +1,7 @@
 //! The query as dispatch sees it: refine changes it between cycles.
+use super::pointers::{self, Pointers};
 use super::{analyse, Analysis, Query, Scope};
+use crate::corpus::Corpus;
 use iret_embed::Embedder;
 use std::collections::{HashMap, HashSet};
 
@@ -15,6 +17,15 @@ pub struct State {
     pub excluded: HashSet<u32>,
     /// Files refine aims at (imports of relevant files), with a bonus.
     pub focus: HashMap<u32, f32>,
+    /// Files the task's evidence points at (resolved once per query, see [`State::point`]).
+    pub pointers: Pointers,
+}
+
+impl State {
+    /// Resolves the task's evidence (paths, names, messages) against `corpus`.
+    pub fn point(&mut self, corpus: &Corpus) {
+        self.pointers = pointers::resolve(corpus, &self.analysis.evidence);
+    }
 }
 
 /// The starting state for `query`: analysed words, embedding, keywords, scope.
@@ -39,5 +50,6 @@ pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<S
         scope: Scope::new(&query.include, &query.exclude)?,
         excluded: HashSet::new(),
         focus: HashMap::new(),
+        pointers: Pointers::default(),
     })
 }

@@ -27,16 +27,93 @@ pub const TASK_WORDS: &[&str] = &[
 /// otherwise damped).
 const NOISE_WANTED: &[&str] = &["test", "tests", "example", "examples", "spec", "benchmark"];
 
-/// Does the task ask for tests, examples or benchmarks?
-pub fn wants_noise(concepts: &[String]) -> bool {
-    concepts.iter().any(|c| NOISE_WANTED.contains(&c.as_str()))
+/// A task longer than this (in words) is a report: its first line says what it asks.
+pub const LONG_TASK_WORDS: usize = 40;
+
+/// Does the task ask for tests, examples or benchmarks? A short task asks with any of
+/// its words; a long one (an issue report) with its first line, its title: its body
+/// mentions tests and examples while describing the problem ("here is an example").
+pub fn wants_noise(task: &str) -> bool {
+    let head = if task.split_whitespace().count() > LONG_TASK_WORDS {
+        task.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+    } else {
+        task
+    };
+    iret_index::tokens::identifiers(head)
+        .flat_map(iret_index::tokens::split_identifier)
+        .any(|w| NOISE_WANTED.contains(&w.to_lowercase().as_str()))
 }
 
-/// A task's concepts without the words that say what to do.
-pub fn target_concepts(concepts: &[String]) -> Vec<String> {
-    concepts
+/// A long task keeps at most this many concepts: what its coverage and gaps are judged by.
+pub const KEY_CONCEPTS: usize = 12;
+
+/// A task's concepts without the words that say what to do. A long task (a report) has
+/// dozens of content words; it keeps its [`KEY_CONCEPTS`] most telling: its title's
+/// words first, then the rarest in the codebase (`idf`, stemmed word → weight; words the
+/// codebase lacks weigh nothing there).
+pub fn target_concepts(concepts: &[String], task: &str, idf: &dyn Fn(&str) -> f32) -> Vec<String> {
+    let mut out: Vec<String> = concepts
         .iter()
         .filter(|c| !TASK_WORDS.contains(&c.as_str()))
         .cloned()
-        .collect()
+        .collect();
+    if task.split_whitespace().count() <= LONG_TASK_WORDS || out.len() <= KEY_CONCEPTS {
+        return out;
+    }
+    let title: Vec<String> = task
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| {
+            iret_index::tokens::identifiers(l)
+                .flat_map(iret_index::tokens::split_identifier)
+                .map(str::to_lowercase)
+                .collect()
+        })
+        .unwrap_or_default();
+    let weight = |c: &String| {
+        let in_title = if title.contains(c) { 100.0 } else { 0.0 };
+        in_title + idf(&iret_index::tokens::stem(c))
+    };
+    let mut ranked: Vec<(usize, f32)> = out
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (i, weight(c)))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let mut keep: Vec<usize> = ranked.iter().take(KEY_CONCEPTS).map(|(i, _)| *i).collect();
+    keep.sort_unstable();
+    out = keep.into_iter().map(|i| out[i].clone()).collect();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_task_keeps_its_title_and_rarest_words() {
+        let concepts: Vec<String> = (0..30).map(|i| format!("word{i}")).collect();
+        let task = format!("word29 breaks\n{}", concepts.join(" ").repeat(2));
+        let idf = |w: &str| w.trim_start_matches("word").parse::<f32>().unwrap_or(0.0) % 7.0;
+        let kept = target_concepts(&concepts, &task, &idf);
+        assert_eq!(kept.len(), KEY_CONCEPTS);
+        assert!(kept.contains(&"word29".to_string()));
+        assert!(kept.contains(&"word6".to_string()) && !kept.contains(&"word7".to_string()));
+        // A short task keeps every content word.
+        let short = target_concepts(&concepts[..3], "fix word0 word1 word2", &idf);
+        assert_eq!(short.len(), 3);
+    }
+
+    #[test]
+    fn a_report_asks_for_tests_in_its_title() {
+        assert!(wants_noise("add tests for the router"));
+        assert!(!wants_noise("fix the router"));
+        let body = " word".repeat(50);
+        assert!(!wants_noise(&format!(
+            "Router drops headers\n\nHere is an example test:{body}"
+        )));
+        assert!(wants_noise(&format!(
+            "Add a test for header handling\n{body}"
+        )));
+    }
 }

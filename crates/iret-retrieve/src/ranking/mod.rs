@@ -5,16 +5,18 @@
 //! * [`definitions`] — the file defines an identifier the query names (that chunk leads);
 //! * [`names`] — the file name or its folders say the query's words;
 //! * [`noise`] — tests, examples, legacy and superseded code are damped;
+//! * [`evidence`] — the task names the file, quotes its message, or uses what it defines;
 //! * focus — refine aimed at the file (an import neighbour of a relevant file).
 pub mod coherence;
 pub mod definitions;
+pub mod evidence;
 pub mod names;
 pub mod noise;
 
 use crate::corpus::Corpus;
 use crate::hits::{ChunkHit, FileHit};
 use crate::params::Params;
-use crate::query::{words::wants_noise, State};
+use crate::query::State;
 use std::collections::HashSet;
 
 /// The query-wide inputs of the signals, computed once per dispatch.
@@ -37,7 +39,7 @@ impl<'a> Signals<'a> {
             state,
             params,
             query_stems: state.terms.iter().map(|(t, _)| t.clone()).collect(),
-            wants_noise: wants_noise(&state.analysis.concepts),
+            wants_noise: state.analysis.wants_noise,
             older: corpus.facts.older_versions(&state.analysis.versions),
         }
     }
@@ -67,6 +69,11 @@ impl<'a> Signals<'a> {
         let path_words = names::folder_words(path, &self.query_stems);
         score += names::path_bonus(&path_words, p.path_boost);
 
+        let pointers = &self.state.pointers;
+        score += evidence::mentioned(pointers, file, p.mention_boost);
+        score += evidence::raises(pointers, file, p.message_boost);
+        score += evidence::implements(pointers, file, p.api_boost);
+
         let noise = noise::is_noise(path, &self.state.analysis.concepts, &self.older);
         if noise && !self.wants_noise {
             score *= p.noise_factor;
@@ -82,6 +89,7 @@ impl<'a> Signals<'a> {
             path_words,
             noise,
             focused: focus.is_some(),
+            evidence: evidence::reasons(pointers, file),
         }
     }
 }

@@ -1,0 +1,224 @@
+//! The task's [`Evidence`] resolved against one index: which files it points at, by kind
+//! and how strongly (0–1 each). Computed once per query; dispatch adds the files to its
+//! candidates and the [`ranking::evidence`](crate::ranking::evidence) signals weigh them.
+use super::evidence::{literal_fragments, Evidence, MentionKind};
+use crate::corpus::Corpus;
+use iret_index::tokens::tokenize;
+use std::collections::HashMap;
+
+/// Fragments of quoted messages looked for in chunk text, at most.
+const MAX_FRAGMENTS: usize = 8;
+/// Mentions resolved, at most (a long traceback names many frames).
+const MAX_MENTIONS: usize = 40;
+/// A name defined in more files than this is a common word of the codebase (`get`,
+/// `__init__`), no evidence of where the task's API lives.
+const MAX_DEFINERS: usize = 16;
+
+#[derive(Debug, Clone, Default)]
+pub struct Pointers {
+    /// Files the task names: a path, a traceback frame, a module path.
+    pub mentioned: HashMap<u32, f32>,
+    /// Files holding, as literal text, a message the task quotes or an option it names.
+    pub raises: HashMap<u32, f32>,
+    /// Files that define names the task writes as code, weighed by how few files
+    /// define each name.
+    pub defines: HashMap<u32, f32>,
+    /// The names behind `defines`, per file (for reasons).
+    pub defined_names: HashMap<u32, Vec<String>>,
+}
+
+impl Pointers {
+    pub fn is_empty(&self) -> bool {
+        self.mentioned.is_empty() && self.raises.is_empty() && self.defines.is_empty()
+    }
+
+    /// Every file pointed at by a path or a message, or by a name few files define.
+    pub fn files(&self) -> impl Iterator<Item = u32> + '_ {
+        let strong_api = self
+            .defines
+            .iter()
+            .filter(|(_, w)| **w >= 0.5)
+            .map(|(f, _)| f);
+        self.mentioned
+            .keys()
+            .chain(self.raises.keys())
+            .chain(strong_api)
+            .copied()
+    }
+}
+
+pub fn resolve(corpus: &Corpus, evidence: &Evidence) -> Pointers {
+    let mut p = Pointers {
+        mentioned: mentioned(corpus, evidence),
+        raises: raises(corpus, evidence),
+        ..Default::default()
+    };
+    defines(corpus, evidence, &mut p);
+    p
+}
+
+/// `path` less its extension: `a/b/query.py` → `a/b/query`.
+fn without_ext(path: &str) -> &str {
+    match path.rsplit_once('.') {
+        Some((stem, _)) if !stem.ends_with('/') && !stem.is_empty() => stem,
+        _ => path,
+    }
+}
+
+/// Whether `long` ends with `short` at a folder boundary.
+fn ends_at_boundary(long: &str, short: &str) -> bool {
+    long == short || (long.ends_with(short) && long[..long.len() - short.len()].ends_with('/'))
+}
+
+/// Folder files that stand for their folder (`pkg/__init__.py`, `mod.rs`, `index.ts`).
+fn stands_for_folder(stem: &str) -> Option<&str> {
+    let (dir, name) = stem.rsplit_once('/')?;
+    matches!(name, "__init__" | "mod" | "index" | "lib" | "main").then_some(dir)
+}
+
+fn mentioned(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
+    let files = &corpus.index.files;
+    let mut out: HashMap<u32, f32> = HashMap::new();
+    for m in evidence.paths.iter().take(MAX_MENTIONS) {
+        let mut found: Vec<(u32, f32)> = Vec::new();
+        match m.kind {
+            MentionKind::File => {
+                // The mention may be absolute (a frame) or shorter than the indexed path.
+                for (i, f) in files.iter().enumerate() {
+                    let hit = ends_at_boundary(&m.path, &f.path)
+                        || (m.path.contains('/') && ends_at_boundary(&f.path, &m.path));
+                    if hit {
+                        found.push((i as u32, 1.0));
+                    }
+                }
+            }
+            MentionKind::Module => {
+                let parent = m.path.rsplit_once('/').map(|(p, _)| p);
+                for (i, f) in files.iter().enumerate() {
+                    let stem = without_ext(&f.path);
+                    let stem = stands_for_folder(stem).unwrap_or(stem);
+                    if ends_at_boundary(stem, &m.path) {
+                        found.push((i as u32, 1.0));
+                    } else if parent.is_some_and(|p| p.contains('/') && ends_at_boundary(stem, p)) {
+                        // `pkg.module.Class`: the module that holds the class.
+                        found.push((i as u32, 0.8));
+                    }
+                }
+            }
+        }
+        // A mention that fits many files says little about each.
+        let share = 1.0 / (found.len().max(1) as f32).sqrt();
+        for (file, w) in found {
+            let v = out.entry(file).or_default();
+            *v = v.max(w * share);
+        }
+    }
+    out
+}
+
+/// Chunks that may hold `text` verbatim: those holding its rarest word (the keyword
+/// index says which), so a literal is looked for in a few chunks, not the whole codebase.
+fn candidates_for(corpus: &Corpus, text: &str) -> Vec<u32> {
+    let bm25 = &corpus.index.bm25;
+    let rarest = tokenize(text)
+        .into_iter()
+        .map(|t| (bm25.df(&t), t))
+        .min_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    match rarest {
+        Some((df, term)) if df > 0 => bm25.docs_with(&term).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Adds `share` (split over the files found, as for mentions) to each file whose chunks
+/// satisfy `holds`.
+fn add_found(
+    out: &mut HashMap<u32, f32>,
+    corpus: &Corpus,
+    chunks: &[u32],
+    holds: &dyn Fn(&str) -> bool,
+) {
+    let mut found: Vec<u32> = chunks
+        .iter()
+        .map(|&c| &corpus.index.chunks[c as usize])
+        .filter(|c| holds(&c.text))
+        .map(|c| c.file)
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    let share = 1.0 / (found.len().max(1) as f32).sqrt();
+    for f in found {
+        let v = out.entry(f).or_default();
+        *v = v.max(share);
+    }
+}
+
+/// Files holding, as literal text, a message the task quotes or an option name it writes
+/// as code (`'autodoc_type_aliases'`, `"FILE_UPLOAD_PERMISSIONS"`: settings are often
+/// registered and read by their name as a string).
+fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
+    let mut out: HashMap<u32, f32> = HashMap::new();
+    let fragments = evidence
+        .messages
+        .iter()
+        .flat_map(|m| literal_fragments(m))
+        .take(MAX_FRAGMENTS);
+    for fragment in fragments {
+        let chunks = candidates_for(corpus, &fragment);
+        add_found(&mut out, corpus, &chunks, &|text| {
+            text.contains(fragment.as_str())
+        });
+    }
+    let options = evidence
+        .names
+        .iter()
+        .filter(|n| n.len() >= 6 && n.contains('_') && !n.starts_with('_'))
+        .take(MAX_FRAGMENTS);
+    for name in options {
+        let chunks = candidates_for(corpus, name);
+        let quoted = [format!("'{name}'"), format!("\"{name}\"")];
+        add_found(&mut out, corpus, &chunks, &|text| {
+            let lower = text.to_lowercase();
+            quoted.iter().any(|q| lower.contains(q.as_str()))
+        });
+    }
+    out
+}
+
+fn defines(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
+    for name in &evidence.names {
+        let Some(files) = corpus.facts.definers(name) else {
+            continue;
+        };
+        if files.len() > MAX_DEFINERS {
+            continue;
+        }
+        // Defined in one file: 1; in four: 0.5; in a hundred: 0.1.
+        let weight = 1.0 / (files.len() as f32).sqrt();
+        for &f in files {
+            let v = p.defines.entry(f).or_default();
+            *v = (*v + weight).min(1.0);
+            p.defined_names.entry(f).or_default().push(name.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_and_folder_files() {
+        assert!(ends_at_boundary(
+            "usr/lib/django/db/query.py",
+            "django/db/query.py"
+        ));
+        assert!(!ends_at_boundary(
+            "usr/lib/mydjango/db/query.py",
+            "django/db/query.py"
+        ));
+        assert_eq!(without_ext("a/b/query.py"), "a/b/query");
+        assert_eq!(stands_for_folder("a/b/__init__"), Some("a/b"));
+        assert_eq!(stands_for_folder("a/b/query"), None);
+    }
+}
