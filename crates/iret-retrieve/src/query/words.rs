@@ -89,18 +89,33 @@ pub fn target_concepts(concepts: &[String], task: &str, idf: &dyn Fn(&str) -> f3
 #[cfg(test)]
 mod tests {
     use super::*;
+    use iret_index::tokens::stem;
 
     #[test]
     fn a_long_task_keeps_its_title_and_rarest_words() {
-        let concepts: Vec<String> = (0..30).map(|i| format!("word{i}")).collect();
-        let task = format!("word29 breaks\n{}", concepts.join(" ").repeat(2));
-        let idf = |w: &str| w.trim_start_matches("word").parse::<f32>().unwrap_or(0.0) % 7.0;
+        // Letters only: a concept is a part of an identifier, never `word29`.
+        let name = |i: usize| {
+            format!(
+                "term{}{}",
+                (b'a' + (i % 26) as u8) as char,
+                (b'a' + (i / 26) as u8) as char
+            )
+        };
+        let concepts: Vec<String> = (0..30).map(name).collect();
+        let task = format!("{} breaks\n{}", name(29), concepts.join(" ").repeat(2));
+        let idf = |w: &str| {
+            let i = (0..30).position(|i| stem(&name(i)) == w).unwrap_or(0);
+            (i % 7) as f32
+        };
         let kept = target_concepts(&concepts, &task, &idf);
         assert_eq!(kept.len(), KEY_CONCEPTS);
-        assert!(kept.contains(&"word29".to_string()));
-        assert!(kept.contains(&"word6".to_string()) && !kept.contains(&"word7".to_string()));
+        assert!(
+            kept.contains(&name(29)),
+            "the title's word is kept: {kept:?}"
+        );
+        assert!(kept.contains(&name(6)) && !kept.contains(&name(7)));
         // A short task keeps every content word.
-        let short = target_concepts(&concepts[..3], "fix word0 word1 word2", &idf);
+        let short = target_concepts(&concepts[..3], "fix it", &idf);
         assert_eq!(short.len(), 3);
     }
 
