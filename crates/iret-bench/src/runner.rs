@@ -382,6 +382,9 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
         .collect()
 }
 
+/// Ranked (file, lead chunk) pairs, best first, and for the loop the files it scored ≥ 0.7.
+pub(crate) type Ranking = (Vec<(u32, u32)>, Vec<String>);
+
 /// The ranked files of one query under `mode` (each file's lead chunk), and for the loop
 /// the files it scored ≥ 0.7.
 pub(crate) fn ranked(
@@ -389,7 +392,7 @@ pub(crate) fn ranked(
     corpus: &Corpus,
     query: &Query,
     mode: &Mode,
-) -> anyhow::Result<(Vec<(u32, u32)>, Vec<String>)> {
+) -> anyhow::Result<Ranking> {
     Ok(match &mode.kind {
         Kind::Single(params) => {
             let hits: Vec<FileHit> = engine.hits(corpus, query, params)?;
