@@ -9,6 +9,7 @@
 use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::imports::import_lines;
+use crate::query::words::is_long;
 use crate::query::State;
 use crate::terms::Term;
 use iret_embed::Embedder;
@@ -385,10 +386,6 @@ impl<'a> Refiner<'a> {
         state.embedding = mean_direction(self.task_embedding, &probe);
         Ok(())
     }
-}
-
-fn is_long(task: &str) -> bool {
-    task.split_whitespace().count() > crate::query::words::LONG_TASK_WORDS
 }
 
 /// The unit vector halfway between two unit vectors.

@@ -91,12 +91,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     let summary = report::summarise(&runs);
     println!("{}", report::table(&runs, &summary));
-    if let Some(path) = &args.json {
-        std::fs::write(
-            path,
-            serde_json::to_vec_pretty(&serde_json::json!({"runs": runs, "summary": summary}))?,
-        )?;
-    }
+    write_json(args, serde_json::json!({"runs": runs, "summary": summary}))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -150,12 +145,7 @@ fn localisation(
     }
     let summary = localise::summarise(&runs, &modes);
     println!("{}", localise::table(&summary, &modes));
-    if let Some(path) = &args.json {
-        std::fs::write(
-            path,
-            serde_json::to_vec_pretty(&serde_json::json!({"runs": runs, "summary": summary}))?,
-        )?;
-    }
+    write_json(args, serde_json::json!({"runs": runs, "summary": summary}))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -168,4 +158,12 @@ fn history_name(git_dir: &std::path::Path) -> String {
         .filter(|c| !matches!(*c, "repo" | ".git"));
     let name = parts.next().unwrap_or("history");
     name.trim_end_matches(".git").replacen('+', "/", 1)
+}
+
+/// `--json`: the per-query runs and the summary in one document.
+fn write_json(args: &Args, doc: serde_json::Value) -> anyhow::Result<()> {
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_vec_pretty(&doc)?)?;
+    }
+    Ok(())
 }

@@ -30,11 +30,16 @@ const NOISE_WANTED: &[&str] = &["test", "tests", "example", "examples", "spec", 
 /// A task longer than this (in words) is a report: its first line says what it asks.
 pub const LONG_TASK_WORDS: usize = 40;
 
+/// Is `task` a report (longer than [`LONG_TASK_WORDS`])?
+pub fn is_long(task: &str) -> bool {
+    task.split_whitespace().count() > LONG_TASK_WORDS
+}
+
 /// Does the task ask for tests, examples or benchmarks? A short task asks with any of
 /// its words; a long one (an issue report) with its first line, its title: its body
 /// mentions tests and examples while describing the problem ("here is an example").
 pub fn wants_noise(task: &str) -> bool {
-    let head = if task.split_whitespace().count() > LONG_TASK_WORDS {
+    let head = if is_long(task) {
         task.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
     } else {
         task
@@ -57,7 +62,7 @@ pub fn target_concepts(concepts: &[String], task: &str, idf: &dyn Fn(&str) -> f3
         .filter(|c| !TASK_WORDS.contains(&c.as_str()))
         .cloned()
         .collect();
-    if task.split_whitespace().count() <= LONG_TASK_WORDS || out.len() <= KEY_CONCEPTS {
+    if !is_long(task) || out.len() <= KEY_CONCEPTS {
         return out;
     }
     let title: Vec<String> = task
