@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol k1 b vk kk rrf;
     /// iterative also lcw rw).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -57,6 +57,9 @@ impl Mode {
                 "men" => params.mention_boost = x,
                 "msg" => params.message_boost = x,
                 "api" => params.api_boost = x,
+                "pas" => params.passages = x as usize,
+                "pw" => params.passage_weight = x,
+                "fol" => params.follow_boost = x,
                 "k1" => params.bm25.k1 = x,
                 "b" => params.bm25.b = x,
                 "vk" => params.vector_k = x as usize,

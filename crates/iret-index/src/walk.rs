@@ -13,8 +13,17 @@ const SKIP_DIRS: &[&str] = &[
     "dist",
     "build",
     "out",
+    // Vendored code: other projects' sources copied in.
     "vendor",
+    "vendored",
+    "_vendor",
     "third_party",
+    "third-party",
+    "thirdparty",
+    "3rdparty",
+    "extern",
+    "externals",
+    "cextern",
     "__pycache__",
     ".git",
     ".hg",
@@ -170,4 +179,31 @@ fn is_minified(text: &str) -> bool {
     let lines = text.lines().count().max(1);
     let longest = text.lines().map(str::len).max().unwrap_or(0);
     longest > 2000 && text.len() / lines > 300
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vendored_and_build_folders_are_not_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in [
+            "pkg/core.py",
+            "pkg/externals/six.py",
+            "cextern/wcslib/wcs.c",
+            "extern/agg/agg.cpp",
+            "node_modules/x/index.js",
+            "src/thirdparty/hedley.hpp",
+            "notes.txt",
+        ] {
+            let p = dir.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "x = 1\n").unwrap();
+        }
+        let w = walk(dir.path());
+        let rels: Vec<&str> = w.files.iter().map(|f| f.rel.as_str()).collect();
+        assert_eq!(rels, ["pkg/core.py"]);
+        assert_eq!(w.skipped.get(&SkipReason::NotSource), Some(&1));
+    }
 }

@@ -86,8 +86,8 @@ fn vector_weight(
     }
 }
 
-/// Files the task's evidence points at join the candidates even when neither leg found
-/// them, each with its chunk nearest the query (scored 0 by the legs: only the evidence
+/// Files the task's evidence points at (and those refine joined) are candidates even
+/// when neither leg found them, each with its chunk nearest the query (scored 0 by the legs: only the evidence
 /// signals lift it).
 fn add_pointed(
     index: &Index,
@@ -95,7 +95,11 @@ fn add_pointed(
     allowed: &[bool],
     grouped: &mut HashMap<u32, Vec<ChunkHit>>,
 ) {
-    let mut pointed: Vec<u32> = state.pointers.files().collect();
+    let mut pointed: Vec<u32> = state
+        .pointers
+        .files()
+        .chain(state.joined.iter().copied())
+        .collect();
     pointed.sort_unstable();
     pointed.dedup();
     for file in pointed {

@@ -11,6 +11,7 @@
 pub mod corpus;
 pub mod dispatch;
 pub mod evaluate;
+pub mod follow;
 pub mod hits;
 pub mod imports;
 pub mod r#loop;
@@ -36,7 +37,7 @@ pub fn search_once(
     query: &Query,
     params: &Params,
 ) -> anyhow::Result<Vec<FileHit>> {
-    let mut state = initial_state(query, embedder)?;
+    let mut state = initial_state(query, embedder, params)?;
     state.point(corpus);
     Ok(dispatch(corpus, &state, params))
 }

@@ -142,7 +142,7 @@ pub fn run(
     opts: &Options,
 ) -> anyhow::Result<Outcome> {
     let index = &corpus.index;
-    let mut state = initial_state(query, embedder)?;
+    let mut state = initial_state(query, embedder, &opts.params)?;
     state.point(corpus);
     let task_embedding = state.embedding.clone();
     let idf = |t: &str| {
@@ -155,7 +155,13 @@ pub fn run(
     let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts, &query.task, &idf));
     let mut memory = Memory::default();
     let mut cycles = Vec::new();
-    let mut refiner = Refiner::new(corpus, embedder, &query.task, &task_embedding);
+    let mut refiner = Refiner::new(
+        corpus,
+        embedder,
+        &query.task,
+        &task_embedding,
+        opts.params.follow_boost,
+    );
     let last = opts.cycles.max(1);
 
     for cycle in 1..=last {

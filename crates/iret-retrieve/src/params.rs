@@ -43,6 +43,14 @@ pub struct Params {
     /// qualified names, code blocks), weighed by how few files define each
     /// (`ranking::evidence::implements`).
     pub api_boost: f32,
+    /// A long task (a report) is embedded by passages of about one model window each,
+    /// at most this many (1: its prefix only, what the model's window holds).
+    pub passages: usize,
+    /// Weight of each passage after the first when their vectors are joined.
+    pub passage_weight: f32,
+    /// Refine: bonus for a file defining what the strongest hits call and the task
+    /// speaks of (`follow`); 0 switches following off.
+    pub follow_boost: f32,
 }
 
 impl Default for Params {
@@ -64,6 +72,9 @@ impl Default for Params {
             mention_boost: 0.2,
             message_boost: 0.2,
             api_boost: 0.2,
+            passages: 1,
+            passage_weight: 0.5,
+            follow_boost: 0.0,
         }
     }
 }

@@ -8,6 +8,7 @@
 //!   that import them) get a bonus.
 use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
+use crate::follow::definitions_called;
 use crate::imports::import_lines;
 use crate::query::words::is_long;
 use crate::query::State;
@@ -38,6 +39,8 @@ pub struct Refinement {
     pub harvested: Vec<Term>,
     pub excluded: Vec<String>,
     pub focus: Vec<String>,
+    /// Files defining what the strongest hits call (`follow`), aimed at too.
+    pub followed: Vec<String>,
 }
 
 impl Refinement {
@@ -73,7 +76,10 @@ impl Refinement {
         out
     }
     pub fn is_empty(&self) -> bool {
-        self.learned.is_empty() && self.harvested.is_empty() && self.focus.is_empty()
+        self.learned.is_empty()
+            && self.harvested.is_empty()
+            && self.focus.is_empty()
+            && self.followed.is_empty()
     }
 }
 
@@ -85,6 +91,8 @@ pub struct Refiner<'a> {
     task_embedding: &'a [f32],
     /// Probes (gap words and phrases) already mapped in an earlier cycle.
     tried: HashSet<String>,
+    /// Bonus for the definitions the strongest hits call (0: not followed).
+    follow_boost: f32,
 }
 
 impl<'a> Refiner<'a> {
@@ -93,6 +101,7 @@ impl<'a> Refiner<'a> {
         embedder: &'a dyn Embedder,
         task: &'a str,
         task_embedding: &'a [f32],
+        follow_boost: f32,
     ) -> Self {
         Self {
             corpus,
@@ -100,6 +109,7 @@ impl<'a> Refiner<'a> {
             task,
             task_embedding,
             tried: HashSet::new(),
+            follow_boost,
         }
     }
 
@@ -123,6 +133,7 @@ impl<'a> Refiner<'a> {
         r.harvested = self.harvest(state, evals, &r.added_terms());
         r.excluded = exclude_irrelevant(state, evals);
         r.focus = self.aim_at_neighbours(state, evals);
+        r.followed = self.follow_definitions(state, evals);
         self.requery(state, &r.added_terms())?;
         Ok(r)
     }
@@ -357,6 +368,32 @@ impl<'a> Refiner<'a> {
             }
         }
         aimed
+    }
+
+    /// The files defining what the strongest hits call, when the task speaks of it, get
+    /// `follow_boost` (the larger of it and an import neighbour's bonus).
+    fn follow_definitions(&self, state: &mut State, evals: &[Evaluation]) -> Vec<String> {
+        if self.follow_boost <= 0.0 {
+            return Vec::new();
+        }
+        let terms: HashSet<&str> = state
+            .analysis
+            .terms
+            .iter()
+            .chain(&state.analysis.identifiers)
+            .map(String::as_str)
+            .collect();
+        let mut followed = Vec::new();
+        for f in definitions_called(self.corpus, evals, &terms) {
+            if state.excluded.contains(&f) {
+                continue;
+            }
+            let bonus = state.focus.entry(f).or_default();
+            *bonus = bonus.max(self.follow_boost);
+            state.joined.insert(f);
+            followed.push(self.index().files[f as usize].path.clone());
+        }
+        followed
     }
 
     /// The added terms become keywords, and the query is re-embedded with them.

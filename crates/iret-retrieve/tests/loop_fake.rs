@@ -272,7 +272,9 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
     iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
     let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     let order = |task: &str| -> Vec<String> {
-        let state = iret_retrieve::initial_state(&Query::new(task), &embedder()).unwrap();
+        let state =
+            iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default())
+                .unwrap();
         iret_retrieve::dispatch(&index, &state, &Default::default())
             .iter()
             .map(|h| index.index.files[h.file as usize].path.clone())
@@ -291,4 +293,51 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
     );
     assert!(v3 < v4, "the task names v3: {named:?}");
     assert_eq!(index.facts.older_versions(&[]), ["src/v3/"]);
+}
+
+/// Refine follows what the strongest hit calls, when the task speaks of it and few files
+/// define it: the method the report names calls the compiler, where the fix is.
+#[test]
+fn refine_follows_the_definitions_a_strong_hit_calls() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    write(
+        r,
+        "db/query.py",
+        "class QuerySet:\n    def union(self, other):\n        return self.query.combine_ordering(other)\n",
+    );
+    write(
+        r,
+        "db/sql/compiler.py",
+        "def combine_ordering(a, b):\n    return a + b\n",
+    );
+    write(r, "db/util.py", "def len_of(x):\n    return 0\n");
+    let idx = tempfile::tempdir().unwrap();
+    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
+    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let file = |p: &str| corpus.index.files.iter().position(|f| f.path == p).unwrap() as u32;
+    let query_py = file("db/query.py");
+    let first = corpus.index.files[query_py as usize].first_chunk;
+    let strong = |relevance: f32| iret_retrieve::Evaluation {
+        file: query_py,
+        path: "db/query.py".into(),
+        relevance,
+        reason: String::new(),
+        missing: Vec::new(),
+        chunks: vec![iret_retrieve::ChunkHit {
+            chunk: first,
+            score: 1.0,
+            cosine: 0.5,
+            bm25: 1.0,
+            leg: iret_retrieve::Leg::Both,
+        }],
+        cycle: 1,
+    };
+    let spoken: std::collections::HashSet<&str> = ["union", "order"].into_iter().collect();
+    let followed = iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &spoken);
+    assert_eq!(followed, [file("db/sql/compiler.py")]);
+    // A weak hit is not followed; nor is a callee the task does not speak of.
+    assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.5)], &spoken).is_empty());
+    let silent: std::collections::HashSet<&str> = ["union"].into_iter().collect();
+    assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &silent).is_empty());
 }

@@ -2,6 +2,7 @@
 //! of its words (content terms, code identifiers, symbol lookups); the state a query is
 //! in between cycles ([`State`]) and its path scope ([`Scope`]).
 pub mod evidence;
+pub mod passages;
 pub mod pointers;
 mod scope;
 mod state;

@@ -1,7 +1,9 @@
 //! The query as dispatch sees it: refine changes it between cycles.
+use super::passages::{join, passages};
 use super::pointers::{self, Pointers};
 use super::{analyse, Analysis, Query, Scope};
 use crate::corpus::Corpus;
+use crate::params::Params;
 use iret_embed::Embedder;
 use std::collections::{HashMap, HashSet};
 
@@ -19,6 +21,9 @@ pub struct State {
     pub focus: HashMap<u32, f32>,
     /// Files the task's evidence points at (resolved once per query, see [`State::point`]).
     pub pointers: Pointers,
+    /// Files refine brings in as candidates even when neither leg finds them (the
+    /// definitions the strongest hits call).
+    pub joined: HashSet<u32>,
 }
 
 impl State {
@@ -29,7 +34,11 @@ impl State {
 }
 
 /// The starting state for `query`: analysed words, embedding, keywords, scope.
-pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<State> {
+pub fn initial_state(
+    query: &Query,
+    embedder: &dyn Embedder,
+    params: &Params,
+) -> anyhow::Result<State> {
     let full = if query.keywords.is_empty() {
         query.task.clone()
     } else {
@@ -42,7 +51,9 @@ pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<S
             terms.push((t.clone(), 1.0));
         }
     }
-    let embedding = embedder.embed(&[&full])?.remove(0);
+    let texts = passages(&full, params.passages);
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let embedding = join(&embedder.embed(&refs)?, params.passage_weight);
     Ok(State {
         embedding,
         terms,
@@ -51,5 +62,6 @@ pub fn initial_state(query: &Query, embedder: &dyn Embedder) -> anyhow::Result<S
         excluded: HashSet::new(),
         focus: HashMap::new(),
         pointers: Pointers::default(),
+        joined: HashSet::new(),
     })
 }
