@@ -341,3 +341,35 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
     let silent: std::collections::HashSet<&str> = ["union"].into_iter().collect();
     assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &silent).is_empty());
 }
+
+/// A quoted warning is the literal with a value formatted in: the file holding the
+/// literal's longest part is the one that raises it.
+#[test]
+fn a_quoted_message_points_at_the_file_holding_its_literal() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    write(
+        r,
+        "domains/std.py",
+        "def get_fignumber(self, figtype, labelid):\n    logger.warning(__('no number is assigned for %s: %s'), figtype, labelid)\n",
+    );
+    write(
+        r,
+        "builders/latex.py",
+        "def assemble(self):\n    # numbers are assigned for every table\n    return self.number\n",
+    );
+    let idx = tempfile::tempdir().unwrap();
+    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
+    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let task = "v3.3 upgrade started generating \"WARNING: no number is assigned for table\" warnings\nWe've updated to Sphinx 3.3 in our documentation, and suddenly the following warning started popping up in our builds when we build either singlehtml or latex:\n\n`WARNING: no number is assigned for table:`\n\nI looked through the changelog but it didn't seem like there was anything related to numref that was changed.";
+    let mut state =
+        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
+    state.point(&corpus);
+    let raisers: Vec<&str> = state
+        .pointers
+        .raises
+        .keys()
+        .map(|&f| corpus.index.files[f as usize].path.as_str())
+        .collect();
+    assert_eq!(raisers, ["domains/std.py"]);
+}

@@ -242,10 +242,11 @@ fn exception_message(line: &str) -> Option<&str> {
     is_exception.then_some(msg)
 }
 
-/// Phrases in straight double quotes, or in single quotes with a space inside.
+/// Phrases of at least three words in straight double quotes, single quotes or
+/// backticks (a warning quoted as inline code is a message too).
 fn quoted(line: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    for q in ['"', '\''] {
+    for q in ['"', '\'', '`'] {
         let parts: Vec<&str> = line.split(q).collect();
         if parts.len() < 3 {
             continue;
@@ -363,6 +364,8 @@ mod tests {
         assert!(ev
             .messages
             .contains(&"must be a positive integer".to_string()));
+        let warned = extract("It started warning:\n\n`WARNING: no number is assigned for table:`\n");
+        assert_eq!(warned.messages, ["WARNING: no number is assigned for table:"]);
         assert_eq!(
             literal_fragments("Cannot resolve keyword 'foo' into field. Choices are: a, b"),
             vec!["Cannot resolve keyword".to_string()]

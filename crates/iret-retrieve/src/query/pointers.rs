@@ -8,6 +8,8 @@ use std::collections::HashMap;
 
 /// Fragments of quoted messages looked for in chunk text, at most.
 const MAX_FRAGMENTS: usize = 8;
+/// A message cut short to what the code holds keeps at least this many words.
+const MIN_HELD_WORDS: usize = 4;
 /// Mentions resolved, at most (a long traceback names many frames).
 const MAX_MENTIONS: usize = 40;
 /// A name defined in more files than this is a common word of the codebase (`get`,
@@ -130,6 +132,33 @@ fn candidates_for(corpus: &Corpus, text: &str) -> Vec<u32> {
     }
 }
 
+/// A quoted message is the literal with values formatted in ("no number is assigned for
+/// table" from `"no number is assigned for %s: %s"`): the longest of the fragment, its
+/// prefixes and its suffixes (of at least [`MIN_HELD_WORDS`] words) that some chunk
+/// holds verbatim, or nothing.
+fn held_part(corpus: &Corpus, fragment: &str) -> Option<String> {
+    let words: Vec<&str> = fragment.split(' ').collect();
+    let holds = |part: &str| {
+        candidates_for(corpus, part)
+            .iter()
+            .any(|&c| corpus.index.chunks[c as usize].text.contains(part))
+    };
+    if holds(fragment) {
+        return Some(fragment.to_string());
+    }
+    for len in (MIN_HELD_WORDS..words.len()).rev() {
+        let prefix = words[..len].join(" ");
+        if holds(&prefix) {
+            return Some(prefix);
+        }
+        let suffix = words[words.len() - len..].join(" ");
+        if holds(&suffix) {
+            return Some(suffix);
+        }
+    }
+    None
+}
+
 /// Adds `share` (split over the files found, as for mentions) to each file whose chunks
 /// satisfy `holds`.
 fn add_found(
@@ -164,10 +193,10 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
         .flat_map(|m| literal_fragments(m))
         .take(MAX_FRAGMENTS);
     for fragment in fragments {
-        let chunks = candidates_for(corpus, &fragment);
-        add_found(&mut out, corpus, &chunks, &|text| {
-            text.contains(fragment.as_str())
-        });
+        if let Some(part) = held_part(corpus, &fragment) {
+            let chunks = candidates_for(corpus, &part);
+            add_found(&mut out, corpus, &chunks, &|text| text.contains(part.as_str()));
+        }
     }
     let options = evidence
         .names

@@ -62,17 +62,68 @@ pub fn is_legacy(path: &str, concepts: &[String]) -> bool {
     })
 }
 
-/// Noise of any kind: by its path, as legacy code, or inside a superseded version folder
-/// (`older`, `dir/` prefixes).
+/// Folders that hold one sub-folder per language.
+const LOCALE_DIRS: &[&str] = &["locale", "locales", "i18n", "l10n", "translations"];
+
+/// A language code as a folder name: `tr`, `pt_BR`, `zh-Hans`, `nb_NO`.
+fn is_language_code(dir: &str) -> bool {
+    let (lang, region) = dir.split_once(['_', '-']).unwrap_or((dir, ""));
+    (2..=3).contains(&lang.len())
+        && lang.chars().all(|c| c.is_ascii_lowercase())
+        && region.len() <= 4
+        && region.chars().all(|c| c.is_ascii_alphabetic())
+}
+
+/// One language's copy of the translations or locale data (`locale/tr/LC_MESSAGES/x.js`,
+/// `conf/locale/de/formats.py`): dozens of near-identical files that hold every message
+/// of the code, and are rarely where a task's behaviour lives, unless the task speaks of
+/// languages (`locale`, `translation`, `language`).
+pub fn is_translation(path: &str, concepts: &[String]) -> bool {
+    let dirs: Vec<&str> = path.split('/').collect();
+    let per_language = dirs.windows(2).take(dirs.len().saturating_sub(2)).any(|w| {
+        LOCALE_DIRS.contains(&w[0].to_ascii_lowercase().as_str()) && is_language_code(w[1])
+    });
+    per_language
+        && !concepts
+            .iter()
+            .any(|c| c.starts_with("locale") || c.starts_with("translat") || c.starts_with("languag"))
+}
+
+/// Noise of any kind: by its path, as legacy code, as one language's translations, or
+/// inside a superseded version folder (`older`, `dir/` prefixes).
 pub fn is_noise(path: &str, concepts: &[String], older: &[String]) -> bool {
     is_noise_path(path)
         || is_legacy(path, concepts)
+        || is_translation(path, concepts)
         || older.iter().any(|d| path.starts_with(d.as_str()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_languages_translations_are_noise_unless_the_task_speaks_of_languages() {
+        let none: Vec<String> = Vec::new();
+        for p in [
+            "sphinx/locale/tr/LC_MESSAGES/sphinx.js",
+            "sphinx/locale/pt_BR/LC_MESSAGES/sphinx.js",
+            "django/conf/locale/de/formats.py",
+            "src/i18n/zh-Hans/messages.ts",
+        ] {
+            assert!(is_translation(p, &none), "{p}");
+        }
+        for p in [
+            "sphinx/locale/__init__.py",
+            "django/utils/translation/trans_real.py",
+            "src/locale/format.ts",
+            "src/locale/messages/index.ts",
+        ] {
+            assert!(!is_translation(p, &none), "{p}");
+        }
+        let asks = vec!["translation".to_string()];
+        assert!(!is_translation("django/conf/locale/de/formats.py", &asks));
+    }
 
     #[test]
     fn noise_paths() {
