@@ -107,31 +107,42 @@ impl Bm25 {
         ((n - df + 0.5) / (df + 0.5) + 1.0).ln()
     }
 
-    /// Scores every document matching at least one of `terms` (weights per term).
-    /// `allow` filters documents before ranking.
+    /// Scores every document matching at least one of `terms` (weights per term), in
+    /// document order. `allow` filters documents before ranking. Scores accumulate in a
+    /// dense table (a long task's hundred terms touch most documents), each document's
+    /// terms summed in the order given.
     pub fn score(
         &self,
         terms: &[(String, f32)],
         params: Bm25Params,
         allow: &dyn Fn(u32) -> bool,
-    ) -> HashMap<u32, f32> {
-        let mut scores: HashMap<u32, f32> = HashMap::new();
+    ) -> Vec<(u32, f32)> {
+        let mut acc = vec![0f32; self.doc_len.len()];
+        let mut hit = vec![false; self.doc_len.len()];
+        let mut touched: Vec<u32> = Vec::new();
+        let avg = self.avg_len.max(1.0);
         for (term, weight) in terms {
             let Some(list) = self.postings.get(term) else {
                 continue;
             };
             let idf = self.idf(term) * weight;
             for &(doc, tf) in list {
-                if !allow(doc) {
-                    continue;
+                let d = doc as usize;
+                if !hit[d] {
+                    if !allow(doc) {
+                        continue;
+                    }
+                    hit[d] = true;
+                    touched.push(doc);
                 }
                 let tf = tf as f32;
-                let len = self.doc_len[doc as usize] as f32;
-                let norm = params.k1 * (1.0 - params.b + params.b * len / self.avg_len.max(1.0));
-                *scores.entry(doc).or_default() += idf * tf * (params.k1 + 1.0) / (tf + norm);
+                let len = self.doc_len[d] as f32;
+                let norm = params.k1 * (1.0 - params.b + params.b * len / avg);
+                acc[d] += idf * tf * (params.k1 + 1.0) / (tf + norm);
             }
         }
-        scores
+        touched.sort_unstable();
+        touched.into_iter().map(|d| (d, acc[d as usize])).collect()
     }
 
     /// Terms of the index (for vocabulary statistics).
@@ -159,7 +170,10 @@ mod tests {
             "session token",
         ]));
         let p = Bm25Params { k1: 1.2, b: 0.75 };
-        let s = idx.score(&[("expiry".into(), 1.0)], p, &|_| true);
+        let s: HashMap<u32, f32> = idx
+            .score(&[("expiry".into(), 1.0)], p, &|_| true)
+            .into_iter()
+            .collect();
         // df=1, N=3: idf = ln((3-1+0.5)/(1+0.5)+1) = ln(2.6667); tf=1, len=3, avg=7/3.
         let idf = (2.5f32 / 1.5 + 1.0).ln();
         let norm = 1.2 * (1.0 - 0.75 + 0.75 * 3.0 / (7.0 / 3.0));
@@ -176,14 +190,17 @@ mod tests {
             "token user",
             "user",
         ]));
-        let s = idx.score(
-            &[("token".into(), 1.0), ("expiry".into(), 1.0)],
-            Bm25Params::default(),
-            &|_| true,
-        );
+        let s: HashMap<u32, f32> = idx
+            .score(
+                &[("token".into(), 1.0), ("expiry".into(), 1.0)],
+                Bm25Params::default(),
+                &|_| true,
+            )
+            .into_iter()
+            .collect();
         assert!(s[&0] > s[&1] && s[&0] > s[&2]);
         let filtered = idx.score(&[("token".into(), 1.0)], Bm25Params::default(), &|d| d != 0);
-        assert!(!filtered.contains_key(&0));
+        assert_eq!(filtered.iter().map(|(d, _)| *d).collect::<Vec<_>>(), [1, 2]);
     }
 
     #[test]
@@ -206,8 +223,9 @@ mod tests {
             fresh.score(&q, Bm25Params::default(), &|_| true),
         );
         assert_eq!(a.len(), b.len());
-        for (doc, score) in &b {
-            assert!((a[doc] - score).abs() < 1e-6);
+        for ((da, sa), (db, sb)) in a.iter().zip(&b) {
+            assert_eq!(da, db);
+            assert!((sa - sb).abs() < 1e-6);
         }
     }
 }

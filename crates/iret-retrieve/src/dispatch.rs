@@ -66,9 +66,23 @@ fn keyword_leg(
         .into_iter()
         .map(|(d, s)| (d as usize, s))
         .collect();
-    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    hits.truncate(params.keyword_k);
+    top_k(&mut hits, params.keyword_k);
     hits
+}
+
+/// Keeps the `k` best of `hits` (score, then document), best first, without sorting the
+/// rest: a long task's terms match most of a codebase.
+fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        hits.clear();
+        return;
+    }
+    if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    }
+    hits.sort_by(order);
 }
 
 /// The vector leg's weight: lower for symbol lookups; all or nothing when a leg is empty.
@@ -212,4 +226,22 @@ fn fuse(
         );
     }
     hits.into_values().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::top_k;
+
+    #[test]
+    fn top_k_keeps_the_best_in_order_with_ties_by_document() {
+        let all: Vec<(usize, f32)> =
+            vec![(4, 0.5), (1, 0.9), (7, 0.5), (2, 0.1), (3, 0.9), (0, 0.5)];
+        let mut sorted = all.clone();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for k in 0..=all.len() + 1 {
+            let mut hits = all.clone();
+            top_k(&mut hits, k);
+            assert_eq!(hits, sorted[..k.min(all.len())], "k = {k}");
+        }
+    }
 }

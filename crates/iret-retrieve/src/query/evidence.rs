@@ -364,8 +364,12 @@ mod tests {
         assert!(ev
             .messages
             .contains(&"must be a positive integer".to_string()));
-        let warned = extract("It started warning:\n\n`WARNING: no number is assigned for table:`\n");
-        assert_eq!(warned.messages, ["WARNING: no number is assigned for table:"]);
+        let warned =
+            extract("It started warning:\n\n`WARNING: no number is assigned for table:`\n");
+        assert_eq!(
+            warned.messages,
+            ["WARNING: no number is assigned for table:"]
+        );
         assert_eq!(
             literal_fragments("Cannot resolve keyword 'foo' into field. Choices are: a, b"),
             vec!["Cannot resolve keyword".to_string()]

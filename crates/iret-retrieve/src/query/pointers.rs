@@ -195,7 +195,9 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
     for fragment in fragments {
         if let Some(part) = held_part(corpus, &fragment) {
             let chunks = candidates_for(corpus, &part);
-            add_found(&mut out, corpus, &chunks, &|text| text.contains(part.as_str()));
+            add_found(&mut out, corpus, &chunks, &|text| {
+                text.contains(part.as_str())
+            });
         }
     }
     let options = evidence

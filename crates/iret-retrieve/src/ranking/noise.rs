@@ -84,9 +84,9 @@ pub fn is_translation(path: &str, concepts: &[String]) -> bool {
         LOCALE_DIRS.contains(&w[0].to_ascii_lowercase().as_str()) && is_language_code(w[1])
     });
     per_language
-        && !concepts
-            .iter()
-            .any(|c| c.starts_with("locale") || c.starts_with("translat") || c.starts_with("languag"))
+        && !concepts.iter().any(|c| {
+            c.starts_with("locale") || c.starts_with("translat") || c.starts_with("languag")
+        })
 }
 
 /// Noise of any kind: by its path, as legacy code, as one language's translations, or
