@@ -61,8 +61,8 @@ pub(crate) fn related(corpus: &Corpus, file: u32, line: Option<u32>, k: usize) -
             .bm25
             .score(&[(term, 1.0)], Bm25Params { k1: 1.2, b: 0.75 }, &|_| true);
         let mut files: Vec<u32> = docs
-            .keys()
-            .map(|d| index.chunks[*d as usize].file)
+            .iter()
+            .map(|(d, _)| index.chunks[*d as usize].file)
             .filter(|&f| f != file)
             .collect();
         files.sort_unstable();
