@@ -525,3 +525,53 @@ fn an_edit_during_the_background_embedding_is_taken_in_without_a_call_waiting() 
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// An agent passes an issue report as it is: prose, a code block, a stack trace and the
+/// message it printed. `retrieve` reads the evidence (the quoted message is raised in
+/// `session-manager.ts`, the trace names it) and its answer stays within the budget.
+#[test]
+fn retrieve_takes_an_issue_report_as_it_is_within_the_budget() {
+    let dir = private_copy();
+    let mut c = Client::start(dir.path());
+    let issue = "Refreshing a session after a restart fails with \"unknown refresh token\"\n\
+        \n\
+        **Describe the bug**\n\
+        After the server restarts, every client that tries to refresh its session gets an \
+        error, although the refresh token it sends was issued a minute before. Users are \
+        logged out and have to sign in again. It looks like the tokens issued before the \
+        restart are forgotten.\n\
+        \n\
+        **To reproduce**\n\
+        ```ts\n\
+        const pair = await sessions.create(user);\n\
+        await restart();\n\
+        await sessions.refresh(pair.refreshToken);\n\
+        ```\n\
+        \n\
+        ```\n\
+        Error: unknown refresh token\n\
+            at SessionManager.refresh (src/auth/session-manager.ts:34:13)\n\
+            at processTicksAndRejections (node:internal/process/task_queues:95:5)\n\
+        ```\n\
+        \n\
+        **Expected behavior**\n\
+        A refresh token stays valid until it expires, across restarts.\n\
+        \n\
+        **Environment**: node 20, linux, the latest release.";
+    let answer = c.call("retrieve", json!({"task": issue, "budget_tokens": 1500}));
+    assert!(!is_error(&answer), "{}", error_text(&answer));
+    let files = file_paths(&answer["structuredContent"]);
+    assert_eq!(
+        files.first().map(String::as_str),
+        Some("src/auth/session-manager.ts"),
+        "{files:?}"
+    );
+    let used = answer["structuredContent"]["budget"]["tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        used > 0 && used <= 1500,
+        "{}",
+        answer["structuredContent"]["budget"]
+    );
+}
