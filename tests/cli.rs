@@ -406,3 +406,44 @@ fn mcp_help_explains_the_four_tools() {
         assert!(help.contains(tool), "{tool} missing from:\n{help}");
     }
 }
+
+#[test]
+fn git_status_shows_nothing_of_a_fresh_index() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
+    let git = |args: &[&str]| {
+        let out = run(std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir.path()));
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&[
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-qm",
+        "fixture",
+    ]);
+    let out = run(iret().arg("index").arg(dir.path()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(dir.path().join(".iret/CURRENT").is_file());
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "",
+        "the index shows in git status"
+    );
+}

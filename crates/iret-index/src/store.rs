@@ -65,9 +65,24 @@ impl IndexDir {
         Self { dir: dir.into() }
     }
 
+    /// Creates the folder, with a `.gitignore` that ignores all of it: an index is never
+    /// part of the repository it indexes, without the user having to say so (as build
+    /// tools do with their own folders).
+    fn ensure(&self) -> Result<(), StoreError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        let ignore = self.dir.join(".gitignore");
+        if !ignore.exists() {
+            write_atomic(
+                &ignore,
+                b"# written by iret: its index is not part of the repository\n*\n",
+            )?;
+        }
+        Ok(())
+    }
+
     /// Takes the writer lock without waiting.
     pub fn lock(&self) -> Result<WriteLock, StoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        self.ensure()?;
         let path = self.dir.join("lock");
         let file = File::options()
             .create(true)
@@ -116,7 +131,7 @@ impl IndexDir {
 
     /// A fresh temporary folder to write the next generation into.
     pub fn begin(&self) -> Result<tempfile::TempDir, StoreError> {
-        std::fs::create_dir_all(&self.dir).map_err(io_err(&self.dir))?;
+        self.ensure()?;
         tempfile::Builder::new()
             .prefix("tmp-")
             .tempdir_in(&self.dir)
