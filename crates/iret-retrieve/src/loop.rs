@@ -5,7 +5,8 @@ use crate::dispatch::dispatch;
 use crate::evaluate::{Concepts, Evaluation, Evaluator, FileTokens};
 use crate::hits::FileHit;
 use crate::params::Params;
-use crate::query::{initial_state, words::target_concepts, Query, State};
+use crate::query::words::{is_long, target_concepts};
+use crate::query::{initial_state, Query, State};
 use crate::refine::{Refinement, Refiner};
 use iret_embed::Embedder;
 use iret_index::Index;
@@ -31,6 +32,10 @@ pub struct Options {
     pub later_cycles_weight: f32,
     /// Weight of the evaluated relevance in the final order (beside dispatch standing).
     pub relevance_weight: f32,
+    /// The same for a long task (a report, `words::is_long`): its evaluation weighs the
+    /// evidence it carries (files it names, messages they raise, APIs they define), a
+    /// firmer judgement than a one-line task's similarity.
+    pub report_relevance_weight: f32,
 }
 
 impl Default for Options {
@@ -44,6 +49,7 @@ impl Default for Options {
             evaluate_top: 20,
             later_cycles_weight: 0.15,
             relevance_weight: 0.15,
+            report_relevance_weight: 0.3,
         }
     }
 }
@@ -212,7 +218,11 @@ pub fn run(
         &mut evaluated,
         &memory.standing,
         &state.excluded,
-        opts.relevance_weight,
+        if is_long(&query.task) {
+            opts.report_relevance_weight
+        } else {
+            opts.relevance_weight
+        },
     );
     Ok(Outcome {
         evaluated,
