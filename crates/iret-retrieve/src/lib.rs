@@ -19,6 +19,7 @@ pub mod params;
 pub mod query;
 pub mod ranking;
 pub mod refine;
+pub mod spelling;
 pub mod terms;
 
 pub use corpus::Corpus;

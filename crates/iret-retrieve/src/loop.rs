@@ -8,6 +8,7 @@ use crate::params::Params;
 use crate::query::words::{is_long, target_concepts};
 use crate::query::{initial_state, Query, State};
 use crate::refine::{Refinement, Refiner};
+use crate::spelling::Spelling;
 use iret_embed::Embedder;
 use iret_index::Index;
 use serde::Serialize;
@@ -57,7 +58,8 @@ impl Default for Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct CycleTrace {
     pub cycle: usize,
-    /// BM25 terms dispatched (task terms + learned ones).
+    /// BM25 terms dispatched (task terms + learned ones), as the task or the code
+    /// writes them.
     pub terms: Vec<String>,
     pub candidates: usize,
     /// Evaluated files, best first: (path, relevance).
@@ -169,6 +171,7 @@ pub fn run(
         opts.params.follow_boost,
     );
     let last = opts.cycles.max(1);
+    let mut spelling = Spelling::of_task(&query.task);
 
     for cycle in 1..=last {
         let hits = dispatch(corpus, &state, &opts.params);
@@ -184,7 +187,11 @@ pub fn run(
         let ranked = memory.ranked(&state.excluded);
         let mut trace = CycleTrace {
             cycle,
-            terms: state.terms.iter().map(|(t, _)| t.clone()).collect(),
+            terms: state
+                .terms
+                .iter()
+                .map(|(t, _)| spelling.word(t).to_string())
+                .collect(),
             candidates: hits.len(),
             scores: evals
                 .iter()
@@ -203,6 +210,7 @@ pub fn run(
             let refinement =
                 refiner.refine(&mut state, &mut concepts, &ranked, &mut memory.tokens)?;
             let nothing_new = refinement.is_empty();
+            spelling.learn(&refinement.added_words());
             trace.refinement = Some(refinement);
             nothing_new.then_some("nothing left to learn")
         };

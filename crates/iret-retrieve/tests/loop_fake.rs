@@ -111,6 +111,29 @@ fn refine_learns_the_codebase_word_for_a_gap_and_excludes_irrelevant_files() {
         .values()
         .flatten()
         .any(|t| t.starts_with("throttl")));
+    // What a reader sees is the code's word, not the stem searched for.
+    let second = &out.cycles[1].terms;
+    assert!(second.iter().any(|t| t == "throttle"), "{second:?}");
+    assert!(!second.iter().any(|t| t == "throttl"), "{second:?}");
+    let reasons: Vec<&str> = out
+        .evaluated
+        .iter()
+        .filter(|e| e.path.ends_with("throttle.ts"))
+        .map(|e| e.reason.as_str())
+        .collect();
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("file name says throttle")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .flat_map(|r| r.split(|c: char| !c.is_alphanumeric()))
+            .all(|w| w != "throttl"),
+        "{reasons:?}"
+    );
     assert!(
         out.relevant(0.7)
             .iter()

@@ -13,11 +13,13 @@ fn stem_words(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Words of the file name that the query says.
+/// Words of the file name that the query says, as the file name writes them
+/// (lower-cased, not stemmed: they are shown in reasons).
 pub fn file_name_words(path: &str, query: &HashSet<String>) -> Vec<String> {
-    stem_words(path)
-        .into_iter()
-        .filter(|w| query.contains(w))
+    split_identifier(file_stem(path))
+        .iter()
+        .map(|w| w.to_lowercase())
+        .filter(|w| w.len() > 1 && query.contains(&stem(w)))
         .collect()
 }
 
