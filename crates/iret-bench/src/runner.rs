@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol rla k1 b vk kk rrf;
     /// iterative also lcw rw rwl).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -60,6 +60,7 @@ impl Mode {
                 "pas" => params.passages = x as usize,
                 "pw" => params.passage_weight = x,
                 "fol" => params.follow_boost = x,
+                "rla" => params.report_aliases = x != 0.0,
                 "k1" => params.bm25.k1 = x,
                 "b" => params.bm25.b = x,
                 "vk" => params.vector_k = x as usize,

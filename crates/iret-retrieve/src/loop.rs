@@ -163,13 +163,7 @@ pub fn run(
     let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts, &query.task, &idf));
     let mut memory = Memory::default();
     let mut cycles = Vec::new();
-    let mut refiner = Refiner::new(
-        corpus,
-        embedder,
-        &query.task,
-        &task_embedding,
-        opts.params.follow_boost,
-    );
+    let mut refiner = Refiner::new(corpus, embedder, &query.task, &task_embedding, &opts.params);
     let last = opts.cycles.max(1);
     let mut spelling = Spelling::of_task(&query.task);
 

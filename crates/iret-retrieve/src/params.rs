@@ -51,6 +51,10 @@ pub struct Params {
     /// Refine: bonus for a file defining what the strongest hits call and the task
     /// speaks of (`follow`); 0 switches following off.
     pub follow_boost: f32,
+    /// Refine: map a report's uncovered concepts to codebase terms as for a one-line
+    /// task. A report names its code (names, messages, paths); its uncovered concepts
+    /// are mostly prose ("suddenly" → `unexpectedly`), and each probe is an embedding.
+    pub report_aliases: bool,
 }
 
 impl Default for Params {
@@ -75,6 +79,7 @@ impl Default for Params {
             passages: 1,
             passage_weight: 0.5,
             follow_boost: 0.0,
+            report_aliases: true,
         }
     }
 }

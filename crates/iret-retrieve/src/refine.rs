@@ -10,6 +10,7 @@ use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::follow::definitions_called;
 use crate::imports::import_lines;
+use crate::params::Params;
 use crate::query::words::is_long;
 use crate::query::State;
 use crate::terms::Term;
@@ -93,6 +94,8 @@ pub struct Refiner<'a> {
     tried: HashSet<String>,
     /// Bonus for the definitions the strongest hits call (0: not followed).
     follow_boost: f32,
+    /// Map uncovered concepts to codebase terms (for a report: `Params::report_aliases`).
+    learn: bool,
 }
 
 impl<'a> Refiner<'a> {
@@ -101,7 +104,7 @@ impl<'a> Refiner<'a> {
         embedder: &'a dyn Embedder,
         task: &'a str,
         task_embedding: &'a [f32],
-        follow_boost: f32,
+        params: &Params,
     ) -> Self {
         Self {
             corpus,
@@ -109,7 +112,8 @@ impl<'a> Refiner<'a> {
             task,
             task_embedding,
             tried: HashSet::new(),
-            follow_boost,
+            follow_boost: params.follow_boost,
+            learn: params.report_aliases || !is_long(task),
         }
     }
 
@@ -129,7 +133,9 @@ impl<'a> Refiner<'a> {
             gaps: self.gaps(concepts, evals, tokens),
             ..Default::default()
         };
-        r.learned = self.learn_aliases(state, concepts, &r.gaps)?;
+        if self.learn {
+            r.learned = self.learn_aliases(state, concepts, &r.gaps)?;
+        }
         r.harvested = self.harvest(state, evals, &r.added_terms());
         r.excluded = exclude_irrelevant(state, evals);
         r.focus = self.aim_at_neighbours(state, evals);

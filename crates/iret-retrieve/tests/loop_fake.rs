@@ -396,3 +396,32 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
         .collect();
     assert_eq!(raisers, ["domains/std.py"]);
 }
+
+/// A report's uncovered concepts are mapped to codebase terms only when
+/// `Params::report_aliases` says so; a one-line task's always are.
+#[test]
+fn report_aliases_can_be_switched_off_for_reports_only() {
+    let (_s, _i, index) = repo();
+    let report = "rate limiting for the api\nOur clients hammer the server and we would like the api to refuse \
+        requests beyond a configured budget per client and window, returning a clear status, so that one \
+        noisy client cannot starve every other client of the service during busy hours of the day.";
+    let learned = |task: &str, report_aliases: bool| {
+        let mut opts = Options::default();
+        opts.params.report_aliases = report_aliases;
+        let out = run(&index, &embedder(), &Query::new(task), &opts).unwrap();
+        out.cycles
+            .iter()
+            .filter_map(|c| c.refinement.as_ref())
+            .map(|r| r.learned.len())
+            .sum::<usize>()
+    };
+    assert!(
+        learned(report, true) > 0,
+        "a report learns aliases by default"
+    );
+    assert_eq!(learned(report, false), 0);
+    assert!(
+        learned("rate limiting for the api", false) > 0,
+        "a one-line task still learns"
+    );
+}
