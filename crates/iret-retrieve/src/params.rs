@@ -54,6 +54,8 @@ pub struct Params {
     /// Refine: map a report's uncovered concepts to codebase terms as for a one-line
     /// task. A report names its code (names, messages, paths); its uncovered concepts
     /// are mostly prose ("suddenly" → `unexpectedly`), and each probe is an embedding.
+    /// Off: on 107 SWE-bench dev issues, Acc@1–10 equal, NDCG@10 0.7574 → 0.7596
+    /// (BENCHMARKS.md, session 7).
     pub report_aliases: bool,
 }
 
@@ -79,7 +81,7 @@ impl Default for Params {
             passages: 1,
             passage_weight: 0.5,
             follow_boost: 0.0,
-            report_aliases: true,
+            report_aliases: false,
         }
     }
 }

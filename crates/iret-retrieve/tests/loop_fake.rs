@@ -398,7 +398,7 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
 }
 
 /// A report's uncovered concepts are mapped to codebase terms only when
-/// `Params::report_aliases` says so; a one-line task's always are.
+/// `Params::report_aliases` says so (off by default); a one-line task's always are.
 #[test]
 fn report_aliases_can_be_switched_off_for_reports_only() {
     let (_s, _i, index) = repo();
