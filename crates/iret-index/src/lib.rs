@@ -4,6 +4,7 @@ pub mod bm25;
 pub mod cache;
 pub mod index;
 pub mod pipeline;
+pub mod profile;
 pub mod status;
 pub mod store;
 pub mod tokens;

@@ -2,6 +2,7 @@
 use crate::bm25::Bm25;
 use crate::cache::{key, EmbeddingCache};
 use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
+use crate::profile::Phases;
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::update::{
     assemble, carry_vectors, carry_vocab, classify, update_bm25, update_graph, Assembly,
@@ -628,31 +629,6 @@ fn up_to_date(
         skipped: skipped_by_reason,
         up_to_date: true,
     })
-}
-
-/// Phase timings on stderr when `IRET_PROFILE` is set (for finding where time goes).
-struct Phases {
-    on: bool,
-    last: Instant,
-}
-
-impl Phases {
-    fn new() -> Self {
-        Self {
-            on: std::env::var_os("IRET_PROFILE").is_some(),
-            last: Instant::now(),
-        }
-    }
-
-    fn mark(&mut self, name: &str) {
-        if self.on {
-            eprintln!(
-                "iret: {name:<12} {:>8.1} ms",
-                self.last.elapsed().as_secs_f64() * 1e3
-            );
-        }
-        self.last = Instant::now();
-    }
 }
 
 /// Embeds `texts` (whose cache keys are `keys`) through the cache; returns the flat vectors

@@ -26,6 +26,9 @@ const SLOTS_FILE: &str = "hnsw.slots";
 const FLAT_FILE: &str = "vectors.f16";
 /// A graph point whose chunk is gone.
 pub const DEAD: u32 = u32::MAX;
+/// Up to this many chunks a query scans every vector (a few milliseconds at 50,000 on one
+/// core: faster than the graph at `ef` = 400 and exact); above it, the graph answers.
+pub const EXACT_UP_TO: usize = 50_000;
 /// Rebuild instead of updating once this share of the graph's points would be dead.
 const MAX_DEAD_SHARE: f64 = 0.25;
 
@@ -218,34 +221,48 @@ impl Vectors {
         }
     }
 
-    /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts.
+    /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts: exact up to [`EXACT_UP_TO`] chunks (a scan of
+    /// the flat matrix is faster there than the graph at `ef` = 2k, and exact), through
+    /// the HNSW graph above.
     pub fn nearest(
         &self,
         query: &[f32],
         k: usize,
         allow: &(dyn Fn(usize) -> bool + Sync),
     ) -> Vec<(usize, f32)> {
-        match &self.hnsw {
-            Some(h) if self.len() > k => {
-                let chunk = |slot: usize| self.slots.get(slot).copied().unwrap_or(DEAD);
-                let filter = |id: &usize| {
-                    let c = chunk(*id);
-                    c != DEAD && allow(c as usize)
-                };
-                let ef = (2 * k).max(128);
-                let mut hits: Vec<(usize, f32)> = h
-                    .search_filter(&to_f16(query), k, ef, Some(&filter))
-                    .into_iter()
-                    .map(|n| {
-                        let c = chunk(n.d_id) as usize;
-                        (c, iret_embed::dot(query, self.get(c)))
-                    })
-                    .collect();
-                hits.sort_by(|a, b| b.1.total_cmp(&a.1));
-                hits
+        if self.len() > k && self.len() > EXACT_UP_TO {
+            if let Some(hits) = self.nearest_by_graph(query, k, allow) {
+                return hits;
             }
-            _ => self.exact(query, k, allow),
         }
+        self.exact(query, k, allow)
+    }
+
+    /// The graph's answer (at `ef` = 2k, at least 128), rescored exactly; `None` without
+    /// a graph.
+    pub fn nearest_by_graph(
+        &self,
+        query: &[f32],
+        k: usize,
+        allow: &(dyn Fn(usize) -> bool + Sync),
+    ) -> Option<Vec<(usize, f32)>> {
+        let h = self.hnsw.as_ref()?;
+        let chunk = |slot: usize| self.slots.get(slot).copied().unwrap_or(DEAD);
+        let filter = |id: &usize| {
+            let c = chunk(*id);
+            c != DEAD && allow(c as usize)
+        };
+        let ef = (2 * k).max(128);
+        let mut hits: Vec<(usize, f32)> = h
+            .search_filter(&to_f16(query), k, ef, Some(&filter))
+            .into_iter()
+            .map(|n| {
+                let c = chunk(n.d_id) as usize;
+                (c, iret_embed::dot(query, self.get(c)))
+            })
+            .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Some(hits)
     }
 
     /// Exact top-k by brute force (reference for tests and tiny indexes).
@@ -259,8 +276,15 @@ impl Vectors {
             .filter(|&i| allow(i))
             .map(|i| (i, iret_embed::dot(query, self.get(i))))
             .collect();
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
-        scored.truncate(k);
+        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if k == 0 {
+            return Vec::new();
+        }
+        if scored.len() > k {
+            scored.select_nth_unstable_by(k - 1, order);
+            scored.truncate(k);
+        }
+        scored.sort_by(order);
         scored
     }
 }

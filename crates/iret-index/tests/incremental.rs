@@ -203,7 +203,9 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     );
     assert_eq!(updated.dead_points(), 60);
     for c in (0..updated.len()).step_by(7) {
-        let hits = updated.nearest(updated.get(c), 5, &|_| true);
+        let hits = updated
+            .nearest_by_graph(updated.get(c), 5, &|_| true)
+            .unwrap();
         assert_eq!(hits[0].0, c);
         assert!(hits.iter().all(|h| h.0 < updated.len()));
     }
@@ -216,7 +218,13 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     // The vectors are stored once, in the graph: the flat matrix comes back from it.
     assert!(!dir.path().join("vectors.f16").exists());
     assert_eq!(loaded.data, updated.data);
-    assert_eq!(loaded.nearest(loaded.get(100), 1, &|_| true)[0].0, 100);
+    assert_eq!(
+        loaded
+            .nearest_by_graph(loaded.get(100), 1, &|_| true)
+            .unwrap()[0]
+            .0,
+        100
+    );
 
     // Dropping half of what is left crosses the threshold: a clean rebuild.
     let n = loaded.len();
@@ -227,7 +235,13 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     let mut smaller = Vectors::new(dims, half);
     assert!(!smaller.update_graph(loaded, &remap, n / 2));
     assert_eq!(smaller.dead_points(), 0);
-    assert_eq!(smaller.nearest(smaller.get(3), 1, &|_| true)[0].0, 3);
+    assert_eq!(
+        smaller
+            .nearest_by_graph(smaller.get(3), 1, &|_| true)
+            .unwrap()[0]
+            .0,
+        3
+    );
 }
 
 #[test]
@@ -298,7 +312,8 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
     for c in 0..updated.chunks.len() {
         let best = updated
             .vectors
-            .nearest(updated.vectors.get(c), 1, &|x| x == c);
+            .nearest_by_graph(updated.vectors.get(c), 1, &|x| x == c)
+            .expect("the index has a graph");
         assert_eq!(
             best.first().map(|b| b.0),
             Some(c),

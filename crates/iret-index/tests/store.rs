@@ -217,7 +217,8 @@ fn hnsw_neighbours_match_exact_search() {
             .map(|x| x.0)
             .collect();
         let approx: Vec<usize> = vectors
-            .nearest(&query, 20, &|_| true)
+            .nearest_by_graph(&query, 20, &|_| true)
+            .unwrap()
             .into_iter()
             .map(|x| x.0)
             .collect();

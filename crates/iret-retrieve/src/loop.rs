@@ -10,6 +10,7 @@ use crate::query::{initial_state, Query, State};
 use crate::refine::{Refinement, Refiner};
 use crate::spelling::Spelling;
 use iret_embed::Embedder;
+use iret_index::profile::Phases;
 use iret_index::Index;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
@@ -150,8 +151,11 @@ pub fn run(
     opts: &Options,
 ) -> anyhow::Result<Outcome> {
     let index = &corpus.index;
+    let mut phases = Phases::new();
     let mut state = initial_state(query, embedder, &opts.params)?;
+    phases.mark("embed task");
     state.point(corpus);
+    phases.mark("evidence");
     let task_embedding = state.embedding.clone();
     let idf = |t: &str| {
         if index.bm25.df(t) == 0 {
@@ -169,6 +173,7 @@ pub fn run(
 
     for cycle in 1..=last {
         let hits = dispatch(corpus, &state, &opts.params);
+        phases.mark(&format!("dispatch {cycle}"));
         memory.stand(cycle, &hits, opts.later_cycles_weight);
         let evaluator = Evaluator {
             index,
@@ -177,6 +182,7 @@ pub fn run(
             max_files: opts.evaluate_top,
         };
         let evals = evaluator.evaluate(&hits, cycle, &mut memory.tokens);
+        phases.mark(&format!("evaluate {cycle}"));
         memory.merge(&evals);
         let ranked = memory.ranked(&state.excluded);
         let mut trace = CycleTrace {
@@ -203,6 +209,7 @@ pub fn run(
         } else {
             let refinement =
                 refiner.refine(&mut state, &mut concepts, &ranked, &mut memory.tokens)?;
+            phases.mark(&format!("refine {cycle}"));
             let nothing_new = refinement.is_empty();
             spelling.learn(&refinement.added_words());
             trace.refinement = Some(refinement);

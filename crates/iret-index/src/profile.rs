@@ -1,0 +1,34 @@
+//! Phase timings on stderr when `IRET_PROFILE` is set (for finding where time goes):
+//! the index build's stages and a query's cycles.
+use std::time::Instant;
+
+pub struct Phases {
+    on: bool,
+    last: Instant,
+}
+
+impl Default for Phases {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Phases {
+    pub fn new() -> Self {
+        Self {
+            on: std::env::var_os("IRET_PROFILE").is_some(),
+            last: Instant::now(),
+        }
+    }
+
+    /// Prints the time since the last mark (when profiling), and starts the next phase.
+    pub fn mark(&mut self, name: &str) {
+        if self.on {
+            eprintln!(
+                "iret: {name:<12} {:>8.1} ms",
+                self.last.elapsed().as_secs_f64() * 1e3
+            );
+        }
+        self.last = Instant::now();
+    }
+}
