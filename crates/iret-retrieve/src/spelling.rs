@@ -25,14 +25,21 @@ impl Spelling {
         s
     }
 
-    /// Learned terms keep the spelling the code gave them.
+    /// Learned terms keep the spelling the code gave them: the part of the identifier
+    /// they were found in that is the term (`middlewar` in `applyMiddleware` reads
+    /// `middleware`), else the identifier itself.
     pub fn learn(&mut self, terms: &[&Term]) {
         for t in terms {
-            if !t.word.is_empty() {
-                self.words
-                    .entry(t.stem.clone())
-                    .or_insert_with(|| t.word.clone());
+            if t.word.is_empty() {
+                continue;
             }
+            let part = split_identifier(&t.word)
+                .into_iter()
+                .map(str::to_lowercase)
+                .find(|p| stem(p) == t.stem);
+            self.words
+                .entry(t.stem.clone())
+                .or_insert_with(|| part.unwrap_or_else(|| t.word.clone()));
         }
     }
 
