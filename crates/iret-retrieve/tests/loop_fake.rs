@@ -14,6 +14,14 @@ fn embedder() -> FakeEmbedder {
     FakeEmbedder::new(256).with_concepts(&[&["rate", "throttle", "limiting"]])
 }
 
+/// Indexes the folder `src` with the fake embedder: the index folder and the corpus.
+fn indexed(src: &std::path::Path) -> (tempfile::TempDir, Corpus) {
+    let idx = tempfile::tempdir().unwrap();
+    iret_index::build(src, idx.path(), &embedder(), &Default::default()).unwrap();
+    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    (idx, corpus)
+}
+
 fn repo() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
     let src = tempfile::tempdir().unwrap();
     let r = src.path();
@@ -35,9 +43,7 @@ fn repo() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
         "src/parse/TokenParser.ts",
         "export class TokenParser {\n  parse(input: string) { return input.split(' '); }\n}\n",
     );
-    let idx = tempfile::tempdir().unwrap();
-    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (idx, index) = indexed(r);
     (src, idx, index)
 }
 
@@ -255,9 +261,7 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
         &format!("module Sinatra\n  class Request\n    def accept\n{body}    end\n  end\n\n  module Helpers\n    def status(value)\n{body}    end\n  end\nend\n"),
     );
     write(r, "lib/other.rb", "module Other\n  def run\n  end\nend\n");
-    let idx = tempfile::tempdir().unwrap();
-    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (_idx, index) = indexed(r);
     let out = run(
         &index,
         &embedder(),
@@ -291,9 +295,7 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
         "src/api/v1/routes.ts",
         "export function routes() { return []; }\n",
     );
-    let idx = tempfile::tempdir().unwrap();
-    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let index = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (_idx, index) = indexed(r);
     let order = |task: &str| -> Vec<String> {
         let state =
             iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default())
@@ -335,9 +337,7 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
         "def combine_ordering(a, b):\n    return a + b\n",
     );
     write(r, "db/util.py", "def len_of(x):\n    return 0\n");
-    let idx = tempfile::tempdir().unwrap();
-    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (_idx, corpus) = indexed(r);
     let file = |p: &str| corpus.index.files.iter().position(|f| f.path == p).unwrap() as u32;
     let query_py = file("db/query.py");
     let first = corpus.index.files[query_py as usize].first_chunk;
@@ -381,9 +381,7 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
         "builders/latex.py",
         "def assemble(self):\n    # numbers are assigned for every table\n    return self.number\n",
     );
-    let idx = tempfile::tempdir().unwrap();
-    iret_index::build(r, idx.path(), &embedder(), &Default::default()).unwrap();
-    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (_idx, corpus) = indexed(r);
     let task = "v3.3 upgrade started generating \"WARNING: no number is assigned for table\" warnings\nWe've updated to Sphinx 3.3 in our documentation, and suddenly the following warning started popping up in our builds when we build either singlehtml or latex:\n\n`WARNING: no number is assigned for table:`\n\nI looked through the changelog but it didn't seem like there was anything related to numref that was changed.";
     let mut state =
         iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
