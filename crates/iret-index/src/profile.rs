@@ -22,10 +22,11 @@ impl Phases {
     }
 
     /// Prints the time since the last mark (when profiling), and starts the next phase.
-    pub fn mark(&mut self, name: &str) {
+    pub fn mark(&mut self, name: impl std::fmt::Display) {
         if self.on {
             eprintln!(
-                "iret: {name:<12} {:>8.1} ms",
+                "iret: {:<12} {:>8.1} ms",
+                name.to_string(),
                 self.last.elapsed().as_secs_f64() * 1e3
             );
         }

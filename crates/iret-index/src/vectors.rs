@@ -221,16 +221,16 @@ impl Vectors {
         }
     }
 
-    /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts: exact up to [`EXACT_UP_TO`] chunks (a scan of
-    /// the flat matrix is faster there than the graph at `ef` = 2k, and exact), through
-    /// the HNSW graph above.
+    /// The `k` nearest chunks to `query` (cosine), among those `allow` accepts: exact up
+    /// to [`EXACT_UP_TO`] chunks (a scan of the flat matrix is faster there than the
+    /// graph at `ef` = 2k), through the HNSW graph above.
     pub fn nearest(
         &self,
         query: &[f32],
         k: usize,
         allow: &(dyn Fn(usize) -> bool + Sync),
     ) -> Vec<(usize, f32)> {
-        if self.len() > k && self.len() > EXACT_UP_TO {
+        if self.len() > EXACT_UP_TO.max(k) {
             if let Some(hits) = self.nearest_by_graph(query, k, allow) {
                 return hits;
             }
@@ -276,17 +276,24 @@ impl Vectors {
             .filter(|&i| allow(i))
             .map(|i| (i, iret_embed::dot(query, self.get(i))))
             .collect();
-        let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if k == 0 {
-            return Vec::new();
-        }
-        if scored.len() > k {
-            scored.select_nth_unstable_by(k - 1, order);
-            scored.truncate(k);
-        }
-        scored.sort_by(order);
+        top_k(&mut scored, k);
         scored
     }
+}
+
+/// Keeps the `k` best of `hits` (score, then id), best first, without sorting the rest
+/// (a scan of every vector, a long task's keywords matching most of a codebase).
+pub fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
+    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k == 0 {
+        hits.clear();
+        return;
+    }
+    if hits.len() > k {
+        hits.select_nth_unstable_by(k - 1, order);
+        hits.truncate(k);
+    }
+    hits.sort_by(order);
 }
 
 /// hnsw_rs's tag before the data file's header and before each point's vector.
@@ -340,4 +347,22 @@ fn graph_data(
         return Err(bad("a chunk has no point in the graph"));
     }
     Ok(data)
+}
+
+#[cfg(test)]
+mod top_k_tests {
+    use super::top_k;
+
+    #[test]
+    fn top_k_keeps_the_best_in_order_with_ties_by_id() {
+        let all: Vec<(usize, f32)> =
+            vec![(4, 0.5), (1, 0.9), (7, 0.5), (2, 0.1), (3, 0.9), (0, 0.5)];
+        let mut sorted = all.clone();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for k in 0..=all.len() + 1 {
+            let mut hits = all.clone();
+            top_k(&mut hits, k);
+            assert_eq!(hits, sorted[..k.min(all.len())], "k = {k}");
+        }
+    }
 }

@@ -6,6 +6,7 @@ use crate::hits::{ChunkHit, FileHit, Leg};
 use crate::params::{Fusion, Params};
 use crate::query::State;
 use crate::ranking::Signals;
+use iret_index::vectors::top_k;
 use iret_index::Index;
 use std::collections::{HashMap, HashSet};
 
@@ -70,21 +71,6 @@ fn keyword_leg(
     hits
 }
 
-/// Keeps the `k` best of `hits` (score, then document), best first, without sorting the
-/// rest: a long task's terms match most of a codebase.
-fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
-    let order = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if k == 0 {
-        hits.clear();
-        return;
-    }
-    if hits.len() > k {
-        hits.select_nth_unstable_by(k - 1, order);
-        hits.truncate(k);
-    }
-    hits.sort_by(order);
-}
-
 /// The vector leg's weight: lower for symbol lookups; all or nothing when a leg is empty.
 fn vector_weight(
     state: &State,
@@ -101,8 +87,8 @@ fn vector_weight(
 }
 
 /// Files the task's evidence points at (and those refine joined) are candidates even
-/// when neither leg found them, each with its chunk nearest the query (scored 0 by the legs: only the evidence
-/// signals lift it).
+/// when neither leg found them, each with its chunk nearest the query (scored 0 by the
+/// legs: only the evidence signals lift it).
 fn add_pointed(
     index: &Index,
     state: &State,
@@ -226,22 +212,4 @@ fn fuse(
         );
     }
     hits.into_values().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::top_k;
-
-    #[test]
-    fn top_k_keeps_the_best_in_order_with_ties_by_document() {
-        let all: Vec<(usize, f32)> =
-            vec![(4, 0.5), (1, 0.9), (7, 0.5), (2, 0.1), (3, 0.9), (0, 0.5)];
-        let mut sorted = all.clone();
-        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for k in 0..=all.len() + 1 {
-            let mut hits = all.clone();
-            top_k(&mut hits, k);
-            assert_eq!(hits, sorted[..k.min(all.len())], "k = {k}");
-        }
-    }
 }

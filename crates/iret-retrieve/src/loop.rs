@@ -173,7 +173,7 @@ pub fn run(
 
     for cycle in 1..=last {
         let hits = dispatch(corpus, &state, &opts.params);
-        phases.mark(&format!("dispatch {cycle}"));
+        phases.mark(format_args!("dispatch {cycle}"));
         memory.stand(cycle, &hits, opts.later_cycles_weight);
         let evaluator = Evaluator {
             index,
@@ -182,7 +182,7 @@ pub fn run(
             max_files: opts.evaluate_top,
         };
         let evals = evaluator.evaluate(&hits, cycle, &mut memory.tokens);
-        phases.mark(&format!("evaluate {cycle}"));
+        phases.mark(format_args!("evaluate {cycle}"));
         memory.merge(&evals);
         let ranked = memory.ranked(&state.excluded);
         let mut trace = CycleTrace {
@@ -209,7 +209,7 @@ pub fn run(
         } else {
             let refinement =
                 refiner.refine(&mut state, &mut concepts, &ranked, &mut memory.tokens)?;
-            phases.mark(&format!("refine {cycle}"));
+            phases.mark(format_args!("refine {cycle}"));
             let nothing_new = refinement.is_empty();
             spelling.learn(&refinement.added_words());
             trace.refinement = Some(refinement);

@@ -11,7 +11,8 @@ use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::follow::definitions_called;
 use crate::imports::import_lines;
 use crate::params::Params;
-use crate::query::words::is_long;
+use crate::query::passages::join;
+use crate::query::words::{is_long, title};
 use crate::query::State;
 use crate::terms::Term;
 use iret_embed::Embedder;
@@ -419,24 +420,11 @@ impl<'a> Refiner<'a> {
         }
         // A long task fills the model's window: terms appended to it would be cut off.
         // Its title with the terms is embedded instead and joins the task's vector.
-        let title = self
-            .task
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        let text = format!("{title} {}", added.join(" "));
+        let text = format!("{} {}", title(self.task), added.join(" "));
         let probe = self.embedder.embed(&[&text])?.remove(0);
-        state.embedding = mean_direction(self.task_embedding, &probe);
+        state.embedding = join(&[self.task_embedding.to_vec(), probe], 1.0);
         Ok(())
     }
-}
-
-/// The unit vector halfway between two unit vectors.
-fn mean_direction(a: &[f32], b: &[f32]) -> Vec<f32> {
-    let mut v: Vec<f32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    v.iter_mut().for_each(|x| *x /= norm);
-    v
 }
 
 /// Files judged irrelevant (< [`IRRELEVANT`]) are excluded for good.

@@ -130,12 +130,7 @@ fn code_names(text: &str) -> Vec<String> {
             }
         }
     };
-    let mut in_block = false;
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            in_block = !in_block;
-            continue;
-        }
+    for (line, in_block) in fenced(text) {
         let spans: Vec<&str> = if in_block {
             vec![line]
         } else {
@@ -153,6 +148,19 @@ fn code_names(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The lines of `text` other than code fences, each with whether it is inside a fenced
+/// code block.
+fn fenced(text: &str) -> impl Iterator<Item = (&str, bool)> {
+    let mut in_block = false;
+    text.lines().filter_map(move |line| {
+        if line.trim_start().starts_with("```") {
+            in_block = !in_block;
+            return None;
+        }
+        Some((line, in_block))
+    })
 }
 
 /// The `…` spans of a line.
@@ -209,13 +217,8 @@ fn messages(text: &str) -> Vec<String> {
             out.push(m.to_string());
         }
     };
-    let mut in_block = false;
-    for line in text.lines() {
+    for (line, in_block) in fenced(text) {
         let t = line.trim();
-        if t.starts_with("```") {
-            in_block = !in_block;
-            continue;
-        }
         if let Some(msg) = exception_message(t) {
             push(msg);
         }

@@ -49,8 +49,7 @@ pub fn join(vectors: &[Vec<f32>], later: f32) -> Vec<f32> {
     for other in &vectors[1..] {
         v.iter_mut().zip(other).for_each(|(x, y)| *x += later * y);
     }
-    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
-    v.iter_mut().for_each(|x| *x /= norm);
+    iret_embed::normalize(&mut v);
     v
 }
 

@@ -132,41 +132,34 @@ fn candidates_for(corpus: &Corpus, text: &str) -> Vec<u32> {
     }
 }
 
-/// A quoted message is the literal with values formatted in ("no number is assigned for
-/// table" from `"no number is assigned for %s: %s"`): the longest of the fragment, its
-/// prefixes and its suffixes (of at least [`MIN_HELD_WORDS`] words) that some chunk
-/// holds verbatim, or nothing.
-fn held_part(corpus: &Corpus, fragment: &str) -> Option<String> {
+/// The files holding a quoted message. A message is the literal with values formatted in
+/// ("no number is assigned for table" from `"no number is assigned for %s: %s"`): the
+/// longest of the fragment, its prefixes and its suffixes (of at least
+/// [`MIN_HELD_WORDS`] words) that some chunk holds verbatim is looked for.
+fn holding_message(corpus: &Corpus, fragment: &str) -> Vec<u32> {
     let words: Vec<&str> = fragment.split(' ').collect();
-    let holds = |part: &str| {
-        candidates_for(corpus, part)
-            .iter()
-            .any(|&c| corpus.index.chunks[c as usize].text.contains(part))
+    let holding = |part: &str| {
+        files_holding(corpus, &candidates_for(corpus, part), &|text| {
+            text.contains(part)
+        })
     };
-    if holds(fragment) {
-        return Some(fragment.to_string());
+    let whole = holding(fragment);
+    if !whole.is_empty() {
+        return whole;
     }
     for len in (MIN_HELD_WORDS..words.len()).rev() {
-        let prefix = words[..len].join(" ");
-        if holds(&prefix) {
-            return Some(prefix);
-        }
-        let suffix = words[words.len() - len..].join(" ");
-        if holds(&suffix) {
-            return Some(suffix);
+        for part in [&words[..len], &words[words.len() - len..]] {
+            let found = holding(&part.join(" "));
+            if !found.is_empty() {
+                return found;
+            }
         }
     }
-    None
+    Vec::new()
 }
 
-/// Adds `share` (split over the files found, as for mentions) to each file whose chunks
-/// satisfy `holds`.
-fn add_found(
-    out: &mut HashMap<u32, f32>,
-    corpus: &Corpus,
-    chunks: &[u32],
-    holds: &dyn Fn(&str) -> bool,
-) {
+/// The files (sorted, once each) of the `chunks` whose text satisfies `holds`.
+fn files_holding(corpus: &Corpus, chunks: &[u32], holds: &dyn Fn(&str) -> bool) -> Vec<u32> {
     let mut found: Vec<u32> = chunks
         .iter()
         .map(|&c| &corpus.index.chunks[c as usize])
@@ -175,6 +168,11 @@ fn add_found(
         .collect();
     found.sort_unstable();
     found.dedup();
+    found
+}
+
+/// Adds a share of 1 (split over the files found, as for mentions) to each of `found`.
+fn add_found(out: &mut HashMap<u32, f32>, found: Vec<u32>) {
     let share = 1.0 / (found.len().max(1) as f32).sqrt();
     for f in found {
         let v = out.entry(f).or_default();
@@ -193,12 +191,7 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
         .flat_map(|m| literal_fragments(m))
         .take(MAX_FRAGMENTS);
     for fragment in fragments {
-        if let Some(part) = held_part(corpus, &fragment) {
-            let chunks = candidates_for(corpus, &part);
-            add_found(&mut out, corpus, &chunks, &|text| {
-                text.contains(part.as_str())
-            });
-        }
+        add_found(&mut out, holding_message(corpus, &fragment));
     }
     let options = evidence
         .names
@@ -208,10 +201,11 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
     for name in options {
         let chunks = candidates_for(corpus, name);
         let quoted = [format!("'{name}'"), format!("\"{name}\"")];
-        add_found(&mut out, corpus, &chunks, &|text| {
+        let found = files_holding(corpus, &chunks, &|text| {
             let lower = text.to_lowercase();
             quoted.iter().any(|q| lower.contains(q.as_str()))
         });
+        add_found(&mut out, found);
     }
     out
 }

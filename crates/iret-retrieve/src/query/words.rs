@@ -30,6 +30,11 @@ const NOISE_WANTED: &[&str] = &["test", "tests", "example", "examples", "spec", 
 /// A task longer than this (in words) is a report: its first line says what it asks.
 pub const LONG_TASK_WORDS: usize = 40;
 
+/// The task's title: its first non-blank line.
+pub fn title(task: &str) -> &str {
+    task.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
 /// Is `task` a report (longer than [`LONG_TASK_WORDS`])?
 pub fn is_long(task: &str) -> bool {
     task.split_whitespace().count() > LONG_TASK_WORDS
@@ -39,11 +44,7 @@ pub fn is_long(task: &str) -> bool {
 /// its words; a long one (an issue report) with its first line, its title: its body
 /// mentions tests and examples while describing the problem ("here is an example").
 pub fn wants_noise(task: &str) -> bool {
-    let head = if is_long(task) {
-        task.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
-    } else {
-        task
-    };
+    let head = if is_long(task) { title(task) } else { task };
     iret_index::tokens::identifiers(head)
         .flat_map(iret_index::tokens::split_identifier)
         .any(|w| NOISE_WANTED.contains(&w.to_lowercase().as_str()))
@@ -65,18 +66,12 @@ pub fn target_concepts(concepts: &[String], task: &str, idf: &dyn Fn(&str) -> f3
     if !is_long(task) || out.len() <= KEY_CONCEPTS {
         return out;
     }
-    let title: Vec<String> = task
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .map(|l| {
-            iret_index::tokens::identifiers(l)
-                .flat_map(iret_index::tokens::split_identifier)
-                .map(str::to_lowercase)
-                .collect()
-        })
-        .unwrap_or_default();
+    let title_words: Vec<String> = iret_index::tokens::identifiers(title(task))
+        .flat_map(iret_index::tokens::split_identifier)
+        .map(str::to_lowercase)
+        .collect();
     let weight = |c: &String| {
-        let in_title = if title.contains(c) { 100.0 } else { 0.0 };
+        let in_title = if title_words.contains(c) { 100.0 } else { 0.0 };
         in_title + idf(&iret_index::tokens::stem(c))
     };
     let mut ranked: Vec<(usize, f32)> = out
