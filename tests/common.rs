@@ -5,8 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+/// The real binary, with an embedding cache of this test binary's own (shared by its
+/// tests, as by a user's checkouts; not by other test binaries or the user's own runs).
 pub fn iret() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_iret"))
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iret"));
+    cmd.env("IRET_EMBED_CACHE", embedding_cache());
+    cmd
+}
+
+/// This test binary's embedding cache.
+pub fn embedding_cache() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 pub fn fixture() -> PathBuf {
@@ -45,7 +55,7 @@ pub fn indexed_fixture() -> &'static Path {
     .path()
 }
 
-/// A private copy of the indexed fixture (index and embedding cache included).
+/// A private copy of the indexed fixture (its index; the embedding cache is shared).
 pub fn private_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(indexed_fixture(), dir.path());

@@ -18,7 +18,7 @@ fn sigkill_during_index_leaves_a_usable_index() {
         )
         .unwrap();
         if run_no % 3 == 0 {
-            let _ = std::fs::remove_file(root.join(".iret/embeddings.bin"));
+            assert!(run(iret().args(["cache", "--clear"])).status.success());
         }
         let mut child = iret().args(["index", "-q"]).arg(root).spawn().unwrap();
         std::thread::sleep(Duration::from_millis(5 + run_no * 37 % 400));
@@ -52,6 +52,13 @@ fn sigkill_during_index_leaves_a_usable_index() {
     assert_eq!(
         status["modified"].as_array().unwrap().len() + status["added"].as_array().unwrap().len(),
         0
+    );
+    // The kills never left the shared cache inconsistent.
+    let out = run(iret().args(["cache", "--verify"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }
 

@@ -323,6 +323,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     progress: cfg.progress,
                     limits: None,
                     force: true,
+                    embedding_cache: None,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;

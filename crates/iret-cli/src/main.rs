@@ -30,6 +30,9 @@ pub enum Command {
     /// Serve a repository to coding agents as an MCP server over stdio (retrieve, search, find_related, status)
     #[command(long_about = commands::mcp::LONG_ABOUT)]
     Mcp(commands::mcp::Args),
+    /// Show or remove the embedding cache shared by every index on this machine
+    /// (in ~/.cache/iret/embeddings; IRET_EMBED_CACHE moves it, IRET_EMBED_CACHE_MAX caps it)
+    Cache(commands::cache::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),
 }
@@ -42,6 +45,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(&cli, args),
         Command::Mcp(args) => commands::mcp::run(&cli, args),
         Command::Status(args) => commands::status::run(args),
+        Command::Cache(args) => commands::cache::run(args),
     };
     match result {
         Ok(code) => code,

@@ -15,7 +15,7 @@ pub use bundled::bundled_model_dir;
 pub use fake::FakeEmbedder;
 pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL};
 pub use onnx::OnnxEmbedder;
-pub use runtime::ort_library_path;
+pub use runtime::{cache_dir, ort_library_path};
 pub use tokens::TokenCounter;
 
 /// What can go wrong while loading or running an embedder.

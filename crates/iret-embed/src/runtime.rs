@@ -33,7 +33,7 @@ pub fn ort_library_path() -> Result<PathBuf, EmbedError> {
 
 /// The per-user cache folder (`$IRET_CACHE_DIR`, else `$XDG_CACHE_HOME/iret`, else
 /// `~/.cache/iret`).
-pub(crate) fn cache_dir() -> PathBuf {
+pub fn cache_dir() -> PathBuf {
     if let Some(p) = std::env::var_os("IRET_CACHE_DIR") {
         return PathBuf::from(p);
     }

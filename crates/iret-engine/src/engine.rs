@@ -173,7 +173,7 @@ impl Engine {
             };
             return Ok((snap, freshness));
         }
-        let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
+        let status = iret_index::status::status_of(&self.root, &snap.index);
         let changed = status.stale();
         if changed == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Fresh));
@@ -192,7 +192,7 @@ impl Engine {
         };
         // Another call may have updated while this one waited for the lock.
         let snap = self.reload_if_newer()?;
-        let status = iret_index::status::status_of(&self.root, &self.index_dir, &snap.index);
+        let status = iret_index::status::status_of(&self.root, &snap.index);
         if status.stale() == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Refreshed(changed)));
         }
@@ -200,6 +200,7 @@ impl Engine {
             progress: false,
             limits: None,
             force: false,
+            embedding_cache: None,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
@@ -389,6 +390,7 @@ impl Engine {
                 progress: false,
                 limits: None,
                 force: false,
+                embedding_cache: None,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -408,7 +410,7 @@ impl Engine {
     /// The index and how far the working tree has moved on.
     pub fn status(&self) -> anyhow::Result<StatusAnswer> {
         let corpus = self.reload_if_newer()?;
-        let s = iret_index::status::status_of(&self.root, &self.index_dir, &corpus.index);
+        let s = iret_index::status::status_of(&self.root, &corpus.index);
         let stale: Vec<String> = s
             .modified
             .iter()
@@ -619,6 +621,7 @@ fn open_or_build(
             progress: opts.progress,
             limits: None,
             force: false,
+            embedding_cache: None,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {

@@ -1,6 +1,6 @@
 //! `iret index`: walk → chunk → embed (cached) → BM25 + HNSW + vocabulary → atomic store.
 use crate::bm25::Bm25;
-use crate::cache::{key, EmbeddingCache};
+use crate::cache::{key, user_dir, EmbeddingCache};
 use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
 use crate::profile::Phases;
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
@@ -14,7 +14,7 @@ use iret_chunk::{Limits, CHUNKER_VERSION};
 use iret_embed::Embedder;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Texts per embedder call: the unit of progress. (The model itself runs one text at a
@@ -26,10 +26,11 @@ const BATCH: usize = 32;
 /// vectors, the vectors it carries over): searchable at once, while the model works.
 pub const KEYWORD_TIER_MIN: usize = 256;
 
-/// While embedding, the cache is written at most this often, so a stopped build keeps
-/// its finished work; `embedding.json` beside it says how far it got. A checkpoint rewrites
-/// the whole cache, so the next one also waits [`CHECKPOINT_SPACING`] times as long as the
-/// last took: checkpoints cost at most about a tenth of the embedding time.
+/// While embedding, what was embedded is written to the cache at most this often, so a
+/// stopped build keeps its finished work and other processes can use it;
+/// `embedding.json` beside the index says how far it got. The next checkpoint also waits
+/// [`CHECKPOINT_SPACING`] times as long as the last took: checkpoints cost at most about
+/// a tenth of the embedding time.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 const CHECKPOINT_SPACING: u32 = 10;
 
@@ -62,6 +63,8 @@ pub struct BuildOptions {
     /// Rebuild even when nothing changed.
     pub force: bool,
     pub limits: Option<Limits>,
+    /// Folder of the shared embedding cache (None: the user's, [`crate::cache::user_dir`]).
+    pub embedding_cache: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone)]
@@ -82,6 +85,8 @@ pub struct BuildReport {
     pub skipped: BTreeMap<SkipReason, usize>,
     /// Nothing had changed: the live index was kept as it is.
     pub up_to_date: bool,
+    /// What went wrong on the side without stopping the build (an unusable cache).
+    pub notes: Vec<String>,
 }
 
 impl BuildReport {
@@ -268,8 +273,8 @@ fn run(
         old_terms: &old_terms,
         skipped: &skipped,
     };
-    let (fresh, embedded) = if new.texts.is_empty() {
-        (Vec::new(), 0)
+    let (fresh, embedded, notes) = if new.texts.is_empty() {
+        (Vec::new(), 0, Vec::new())
     } else {
         embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)?
     };
@@ -305,6 +310,7 @@ fn run(
         seconds: started.elapsed().as_secs_f64(),
         skipped,
         up_to_date: false,
+        notes,
     };
     let index = Index {
         generation,
@@ -451,7 +457,8 @@ impl<'a> Built<'a> {
 }
 
 /// Embeds the new texts through the cache (first committing the keyword tier when there
-/// are many to embed); returns their vectors and how many the model embedded.
+/// are many to embed); returns their vectors, how many the model embedded and what went
+/// wrong with the cache.
 fn embed_new(
     store: &IndexDir,
     embedder: &dyn Embedder,
@@ -460,12 +467,14 @@ fn embed_new(
     built: &Built,
     carried: &Carried,
     phases: &mut Phases,
-) -> Result<(Vec<f32>, usize), BuildError> {
-    let mut cache = EmbeddingCache::open_in(&store.dir);
+) -> Result<(Vec<f32>, usize, Vec<String>), BuildError> {
+    let shared = opts.embedding_cache.clone().unwrap_or_else(user_dir);
+    let mut cache = EmbeddingCache::open(&shared, Some(&store.dir));
     let refs: Vec<&str> = new.texts.iter().map(String::as_str).collect();
     let model = embedder.model_id();
     let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
-    if count_missing(&keys, &mut cache) >= KEYWORD_TIER_MIN {
+    cache.load(&keys);
+    if count_missing(&keys, &cache) >= KEYWORD_TIER_MIN {
         commit_keyword_tier(store, embedder, new, built, carried)?;
         phases.mark("keyword tier");
     }
@@ -479,13 +488,10 @@ fn embed_new(
         &progress_file,
     );
     let _ = std::fs::remove_file(&progress_file);
-    let out = out?;
+    let (vectors, embedded) = out?;
     phases.mark("embed");
-    // Entries the index still uses are kept when the cache prunes old ones.
-    cache.mark_used(live_keys(model, &built.asm.files, &built.asm.chunks));
-    cache.mark_used(built.top.iter().map(|(t, _)| key(model, t)));
-    cache.save()?;
-    Ok(out)
+    cache.save();
+    Ok((vectors, embedded, cache.take_notes()))
 }
 
 /// The keyword tier: every chunk searchable by keywords now. Vectors the build carries
@@ -549,28 +555,11 @@ fn manifest_of(
 }
 
 /// How many distinct keys the cache lacks.
-fn count_missing(keys: &[[u8; 16]], cache: &mut EmbeddingCache) -> usize {
+fn count_missing(keys: &[[u8; 16]], cache: &EmbeddingCache) -> usize {
     let mut keys = keys.to_vec();
     keys.sort_unstable();
     keys.dedup();
     keys.iter().filter(|k| !cache.contains(k)).count()
-}
-
-/// Embedding-cache keys of the chunks the index keeps.
-fn live_keys<'a>(
-    model_id: &'a str,
-    files: &'a [FileEntry],
-    chunks: &'a [ChunkEntry],
-) -> Vec<[u8; 16]> {
-    chunks
-        .par_iter()
-        .map(|c| {
-            key(
-                model_id,
-                &embedding_text(&files[c.file as usize].path, &c.symbol, &c.text),
-            )
-        })
-        .collect()
 }
 
 /// When the live generation already indexes exactly these files (same size and mtime,
@@ -628,6 +617,7 @@ fn up_to_date(
         seconds: started.elapsed().as_secs_f64(),
         skipped: skipped_by_reason,
         up_to_date: true,
+        notes: Vec::new(),
     })
 }
 
@@ -675,7 +665,7 @@ fn embed_all(
         }
         if last_checkpoint.elapsed() >= wait && done < missing.len() {
             let took = Instant::now();
-            cache.checkpoint()?;
+            cache.checkpoint();
             let note = Progress {
                 embedded: done,
                 total: missing.len(),

@@ -23,6 +23,8 @@ pub struct Status {
     pub built_unix: u64,
     /// Chunks not embedded yet (a keyword tier).
     pub pending_vectors: usize,
+    /// The shared embedding cache (None: none yet, or unreadable).
+    pub embedding_cache: Option<crate::cache::DbStats>,
 }
 
 impl Status {
@@ -33,11 +35,11 @@ impl Status {
 
 pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
     let index = Index::open(index_dir, None)?;
-    Ok(status_of(root, index_dir, &index))
+    Ok(status_of(root, &index))
 }
 
 /// Status of a loaded index against the working tree (one walk, no index load).
-pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
+pub fn status_of(root: &Path, index: &Index) -> Status {
     let walked = walk(root);
     let known: HashMap<&str, (u64, u128)> = index
         .files
@@ -62,8 +64,7 @@ pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
         .filter(|f| !present.contains(f.path.as_str()))
         .map(|f| f.path.clone())
         .collect();
-    let bytes_on_disk = dir_size(&index.generation)
-        + std::fs::metadata(index_dir.join(crate::cache::CACHE_FILE)).map_or(0, |m| m.len());
+    let bytes_on_disk = dir_size(&index.generation);
     Status {
         generation: index
             .generation
@@ -82,6 +83,9 @@ pub fn status_of(root: &Path, index_dir: &Path, index: &Index) -> Status {
         bytes_on_disk,
         built_unix: index.manifest.built_unix,
         pending_vectors: index.manifest.pending_vectors,
+        embedding_cache: crate::cache::stats(&crate::cache::user_dir())
+            .ok()
+            .flatten(),
     }
 }
 

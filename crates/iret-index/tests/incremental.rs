@@ -6,6 +6,14 @@ use iret_index::vectors::Vectors;
 use iret_index::{build, BuildOptions, Index};
 use std::path::Path;
 
+/// Build options with an embedding cache of this index's own (tests do not share one).
+fn opts(index_dir: &std::path::Path) -> iret_index::BuildOptions {
+    iret_index::BuildOptions {
+        embedding_cache: Some(index_dir.join("embedding-cache")),
+        ..Default::default()
+    }
+}
+
 fn write(root: &Path, rel: &str, text: &str) {
     let p = root.join(rel);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -77,7 +85,7 @@ fn an_updated_index_equals_a_fresh_build() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(64);
-    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
 
     // Edit one file, delete one, add one; session.rs stays as it was.
     write(
@@ -91,7 +99,7 @@ fn an_updated_index_equals_a_fresh_build() {
         "src/jwt.go",
         "package jwt\n\nfunc Decode(raw string) string { return raw }\n",
     );
-    let report = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let report = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(report.changed_files, 2, "{report:?}");
     assert_eq!(report.removed_files, 1, "{report:?}");
     assert!(report.reused_chunks >= 1, "{report:?}");
@@ -99,7 +107,7 @@ fn an_updated_index_equals_a_fresh_build() {
     let fresh_dir = tempfile::tempdir().unwrap();
     let force = BuildOptions {
         force: true,
-        ..Default::default()
+        ..opts(fresh_dir.path())
     };
     build(src.path(), fresh_dir.path(), &e, &force).unwrap();
     let updated = Index::open(idx.path(), None).unwrap();
@@ -131,12 +139,12 @@ fn touching_files_without_changing_them_embeds_nothing() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(32);
-    let first = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let first = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     // Same content, new mtime: re-hashed, not re-chunked.
     let text = std::fs::read_to_string(src.path().join("src/auth.ts")).unwrap();
     std::thread::sleep(std::time::Duration::from_millis(20));
     write(src.path(), "src/auth.ts", &text);
-    let again = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let again = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert!(
         !again.up_to_date,
         "the mtime changed, so the fast path cannot answer"
@@ -145,7 +153,7 @@ fn touching_files_without_changing_them_embeds_nothing() {
     assert_eq!(again.embedded + again.cached, 0);
     assert_eq!(again.reused_chunks, first.chunks);
     // And now it is up to date.
-    let third = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let third = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert!(third.up_to_date);
 }
 
@@ -249,7 +257,7 @@ fn switching_a_branch_and_back_embeds_nothing_new() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(32);
-    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     let main = std::fs::read_to_string(src.path().join("src/auth.ts")).unwrap();
     // "Check out" a branch that rewrites auth.ts, then come back.
     write(
@@ -257,10 +265,10 @@ fn switching_a_branch_and_back_embeds_nothing_new() {
         "src/auth.ts",
         "export function signJwt(claims: object) {\n  return JSON.stringify(claims);\n}\n",
     );
-    let branch = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let branch = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert!(branch.embedded > 0, "new code meets the model: {branch:?}");
     write(src.path(), "src/auth.ts", &main);
-    let back = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let back = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(back.changed_files, 1);
     assert_eq!(back.embedded, 0, "every text is in the cache: {back:?}");
     assert!(back.cached > 0);
@@ -278,7 +286,7 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
     write(src.path(), "src/big.ts", &file(""));
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(32);
-    build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     let before = Index::open(idx.path(), None).unwrap();
     let big = before
         .files
@@ -289,7 +297,7 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
     drop(before);
 
     write(src.path(), "src/big.ts", &file("  return total;\n"));
-    let report = build(src.path(), idx.path(), &e, &BuildOptions::default()).unwrap();
+    let report = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(report.changed_files, 1);
     assert_eq!(
         report.embedded + report.cached,
@@ -302,7 +310,7 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
     let fresh_dir = tempfile::tempdir().unwrap();
     let force = BuildOptions {
         force: true,
-        ..Default::default()
+        ..opts(fresh_dir.path())
     };
     build(src.path(), fresh_dir.path(), &e, &force).unwrap();
     let fresh = Index::open(fresh_dir.path(), None).unwrap();
@@ -327,7 +335,7 @@ fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(64);
-    let opts = BuildOptions::default();
+    let opts = opts(idx.path());
     build(src.path(), idx.path(), &e, &opts).unwrap();
     let open = Index::open(idx.path(), None).unwrap();
     write(

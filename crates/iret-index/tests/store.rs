@@ -2,6 +2,14 @@
 use iret_embed::FakeEmbedder;
 use iret_index::{build, Index, IndexDir, StoreError};
 
+/// Build options with an embedding cache of this index's own (tests do not share one).
+fn opts(index_dir: &std::path::Path) -> iret_index::BuildOptions {
+    iret_index::BuildOptions {
+        embedding_cache: Some(index_dir.join("embedding-cache")),
+        ..Default::default()
+    }
+}
+
 fn repo() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(d.path().join("src")).unwrap();
@@ -24,7 +32,7 @@ fn round_trip_keeps_files_chunks_vectors_and_keywords() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(64);
-    let report = build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    let report = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(report.files, 2);
     let index = Index::open(idx.path(), Some("fake")).unwrap();
     assert_eq!(index.files.len(), 2);
@@ -37,7 +45,7 @@ fn round_trip_keeps_files_chunks_vectors_and_keywords() {
         .iter()
         .any(|c| c.defines.contains(&"beta".to_string())));
     // A second build reuses every embedding.
-    let again = build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    let again = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(again.embedded, 0);
     assert!(matches!(
         Index::open(idx.path(), Some("other-model")),
@@ -50,14 +58,14 @@ fn new_generation_replaces_the_old_one_atomically() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(64);
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     let first = IndexDir::new(idx.path()).current().unwrap();
     std::fs::write(
         src.path().join("src/c.go"),
         "package c\n\nfunc Gamma() int { return 3 }\n",
     )
     .unwrap();
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     let second = IndexDir::new(idx.path()).current().unwrap();
     assert_ne!(first, second);
     assert_eq!(Index::open(idx.path(), None).unwrap().files.len(), 3);
@@ -68,13 +76,13 @@ fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
     let src = repo();
     let idx = tempfile::tempdir().unwrap();
     let e = FakeEmbedder::new(64);
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     std::fs::write(
         src.path().join("src/c.go"),
         "package c\n\nfunc Gamma() {}\n",
     )
     .unwrap();
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     let gens = |d: &std::path::Path| {
         std::fs::read_dir(d)
             .unwrap()
@@ -83,7 +91,7 @@ fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
             .count()
     };
     // Just replaced: kept for a reader that may be opening it.
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(gens(idx.path()), 2);
     // Replaced an hour ago: a no-change refresh removes it; the live one still opens.
     let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -93,7 +101,7 @@ fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
         .unwrap()
         .set_modified(an_hour_ago)
         .unwrap();
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(gens(idx.path()), 1);
     assert_eq!(Index::open(idx.path(), None).unwrap().files.len(), 3);
     // An index only read (a long-lived server that sees no change) prunes on open.
@@ -102,7 +110,7 @@ fn the_replaced_generation_goes_once_no_reader_can_still_be_opening_it() {
         "package d\n\nfunc Delta() {}\n",
     )
     .unwrap();
-    build(src.path(), idx.path(), &e, &Default::default()).unwrap();
+    build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(gens(idx.path()), 2);
     std::fs::File::options()
         .write(true)
@@ -122,7 +130,7 @@ fn an_interrupted_write_leaves_the_previous_generation_live() {
         src.path(),
         idx.path(),
         &FakeEmbedder::new(64),
-        &Default::default(),
+        &opts(idx.path()),
     )
     .unwrap();
     // A writer that died mid-way leaves a tmp folder; it is never read.
@@ -161,7 +169,7 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
         src.path(),
         idx.path(),
         &FakeEmbedder::new(64),
-        &Default::default(),
+        &opts(idx.path()),
     )
     .unwrap();
     let gen = IndexDir::new(idx.path()).current().unwrap();

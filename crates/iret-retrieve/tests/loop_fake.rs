@@ -4,6 +4,14 @@ use iret_embed::FakeEmbedder;
 use iret_index::Index;
 use iret_retrieve::{run, Corpus, Options, Query, Scope};
 
+/// Build options with an embedding cache of this index's own (tests do not share one).
+fn opts(index_dir: &std::path::Path) -> iret_index::BuildOptions {
+    iret_index::BuildOptions {
+        embedding_cache: Some(index_dir.join("embedding-cache")),
+        ..Default::default()
+    }
+}
+
 fn write(root: &std::path::Path, path: &str, text: &str) {
     let p = root.join(path);
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -17,7 +25,7 @@ fn embedder() -> FakeEmbedder {
 /// Indexes the folder `src` with the fake embedder: the index folder and the corpus.
 fn indexed(src: &std::path::Path) -> (tempfile::TempDir, Corpus) {
     let idx = tempfile::tempdir().unwrap();
-    iret_index::build(src, idx.path(), &embedder(), &Default::default()).unwrap();
+    iret_index::build(src, idx.path(), &embedder(), &opts(idx.path())).unwrap();
     let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     (idx, corpus)
 }

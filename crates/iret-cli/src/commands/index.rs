@@ -21,8 +21,12 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         limits: None,
         force: args.force,
+        embedding_cache: None,
     };
     let report = iret_index::build(&args.at.path, &index_dir, &embedder, &opts)?;
+    for note in &report.notes {
+        eprintln!("iret: warning: {note}");
+    }
     if !args.quiet {
         eprintln!("{}", report.summary());
     }

@@ -1,4 +1,5 @@
 pub mod bench;
+pub mod cache;
 pub mod index;
 pub mod mcp;
 pub mod search;

@@ -40,6 +40,16 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     println!("on disk    {:.1} MB", s.bytes_on_disk as f64 / 1e6);
+    match &s.embedding_cache {
+        Some(c) => println!(
+            "cache      {} embeddings, {:.1} of {:.0} MB, shared by every index ({}; `iret cache --clear` removes it)",
+            c.entries,
+            c.bytes as f64 / 1e6,
+            c.cap_bytes as f64 / 1e6,
+            c.path.display()
+        ),
+        None => println!("cache      none yet ({})", iret_index::cache::user_dir().display()),
+    }
     println!("model      {}", s.model_id);
     println!(
         "format     {} (chunker {})",
