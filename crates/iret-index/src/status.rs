@@ -23,6 +23,8 @@ pub struct Status {
     pub built_unix: u64,
     /// Chunks not embedded yet (a keyword tier).
     pub pending_vectors: usize,
+    /// Files (and folders) left out, by reason, when the index was built.
+    pub skipped: std::collections::BTreeMap<String, usize>,
     /// The shared embedding cache (None: none yet, or unreadable).
     pub embedding_cache: Option<crate::cache::DbStats>,
 }
@@ -83,6 +85,7 @@ pub fn status_of(root: &Path, index: &Index) -> Status {
         bytes_on_disk,
         built_unix: index.manifest.built_unix,
         pending_vectors: index.manifest.pending_vectors,
+        skipped: index.manifest.skipped.clone(),
         embedding_cache: crate::cache::stats(&crate::cache::user_dir())
             .ok()
             .flatten(),

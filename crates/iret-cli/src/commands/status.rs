@@ -39,6 +39,13 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             println!("embedded   keyword tier ({n} chunks pending; `iret index` completes it)")
         }
     }
+    if !s.skipped.is_empty() {
+        let parts: Vec<String> = s.skipped.iter().map(|(r, n)| format!("{n} {r}")).collect();
+        println!(
+            "skipped    {} (a `!` line in .iretignore brings back what is skipped by default)",
+            parts.join(", ")
+        );
+    }
     println!("on disk    {:.1} MB", s.bytes_on_disk as f64 / 1e6);
     match &s.embedding_cache {
         Some(c) => println!(

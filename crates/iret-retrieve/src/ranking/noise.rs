@@ -11,6 +11,10 @@ const NOISE_DIRS: &[&str] = &[
     "specs",
     "example",
     "examples",
+    "tutorial",
+    "tutorials",
+    "gallery",
+    "galleries",
     "docs",
     "doc",
     "benchmark",
@@ -132,6 +136,7 @@ mod tests {
             "types/index.d.ts",
             "tests/test_app.py",
             "lib/examples/demo.js",
+            "galleries/tutorials/text/text_intro.py",
         ] {
             assert!(is_noise_path(p), "{p}");
         }
