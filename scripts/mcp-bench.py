@@ -4,6 +4,10 @@
 Smoke test on the fixture (lists the tools, runs both seed tasks):
   scripts/mcp-bench.py --smoke tests/fixtures/ts-app
 
+Several repositories in one server (two on the command line, a third offered as the
+client's MCP root; paths outside them refused; an edit in each seen by the next call):
+  scripts/mcp-bench.py --roots-check REPO_A REPO_B REPO_C
+
 Latency and tokens through the server over a semble-format benchmark (warm: one
 untimed call per repo first; every query is a `retrieve` call with default arguments):
   scripts/mcp-bench.py --dataset ../shared/bench/semble --corpora /work/cache/corpora \
@@ -87,6 +91,46 @@ async def smoke(binary, root):
     print("smoke: ok")
 
 
+async def roots_check(binary, a, b, c):
+    """Serves A and B from the command line and C as the client's root."""
+    from mcp import types
+    import pathlib
+
+    async def list_roots(_context):
+        return types.ListRootsResult(roots=[types.Root(uri=pathlib.Path(c).resolve().as_uri())])
+
+    params = StdioServerParameters(command=binary, args=["mcp", a, b])
+    async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
+        async with ClientSession(r, w, list_roots_callback=list_roots) as s:
+            await s.initialize()
+            roots = []
+            for _ in range(100):
+                roots = answer_of(await s.call_tool("status", {}))["roots"]
+                if len(roots) == 3:
+                    break
+                await asyncio.sleep(0.1)
+            print("roots:", [(x["root"], x["opened"]) for x in roots])
+            assert len(roots) == 3, roots
+            for root in (a, b, c):
+                st = answer_of(await s.call_tool("status", {"root": root}))
+                print(f"status {root}: {st['files']} files, {st['chunks']} chunks")
+            outside = await s.call_tool("search", {"query": "x", "root": "/"})
+            assert getattr(outside, "is_error", None) or getattr(outside, "isError", None), outside
+            print("outside:", outside.content[0].text)
+            for root in (a, b, c):
+                name = "iret_roots_check_probe_" + pathlib.Path(root).name.replace("-", "_")
+                probe = pathlib.Path(root) / f"{name}.py"
+                probe.write_text(f"def {name}():\n    return 'probe'\n")
+                try:
+                    hit = answer_of(await s.call_tool("search", {"query": name, "root": root}))
+                    first = hit["chunks"][0]["path"] if hit["chunks"] else None
+                    print(f"edit in {root}: first hit {first}")
+                    assert first == probe.name, (root, first)
+                finally:
+                    probe.unlink()
+    print("roots check: ok")
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
@@ -152,6 +196,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=DEFAULT_BIN, help="the iret binary (default: target/release/iret)")
     ap.add_argument("--smoke", metavar="REPO", help="list the tools and run the seed tasks on REPO")
+    ap.add_argument("--roots-check", nargs=3, metavar="REPO", help="serve two repositories and the client's root in one server")
     ap.add_argument("--dataset")
     ap.add_argument("--corpora")
     ap.add_argument("--index-root")
@@ -160,6 +205,8 @@ def main():
     args = ap.parse_args()
     if args.smoke:
         asyncio.run(smoke(args.bin, args.smoke))
+    elif args.roots_check:
+        asyncio.run(roots_check(args.bin, *args.roots_check))
     elif args.dataset and args.corpora and args.index_root:
         asyncio.run(bench(args))
     else:

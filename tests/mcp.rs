@@ -6,7 +6,7 @@ use common::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -17,14 +17,21 @@ struct Client {
     responses: mpsc::Receiver<Value>,
     pending: HashMap<u64, Value>,
     next_id: u64,
+    /// The roots this client offers (answered to the server's `roots/list`).
+    roots: Option<Vec<PathBuf>>,
 }
 
 impl Client {
     /// Starts `iret mcp ROOT` and completes the handshake.
     fn start(root: &Path) -> Self {
+        Self::start_with(&[root], None)
+    }
+
+    /// Starts `iret mcp PATHS…`, offering `roots` as a client with MCP roots does.
+    fn start_with(paths: &[&Path], roots: Option<Vec<PathBuf>>) -> Self {
         let mut child = iret()
             .arg("mcp")
-            .arg(root)
+            .args(paths)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -50,12 +57,18 @@ impl Client {
             responses: rx,
             pending: HashMap::new(),
             next_id: 1,
+            roots,
+        };
+        let capabilities = if c.roots.is_some() {
+            json!({"roots": {"listChanged": true}})
+        } else {
+            json!({})
         };
         let init = c.request(
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
-                "capabilities": {},
+                "capabilities": capabilities,
                 "clientInfo": {"name": "iret-test", "version": "0"}
             }),
         );
@@ -95,10 +108,34 @@ impl Client {
                 .responses
                 .recv_timeout(Duration::from_secs(120))
                 .expect("no answer from iret mcp within 120 s");
+            if msg.get("method").is_some() {
+                self.answer_server(&msg);
+                continue;
+            }
             if let Some(got) = msg.get("id").and_then(Value::as_u64) {
                 self.pending.insert(got, msg);
             }
         }
+    }
+
+    /// A request from the server: `roots/list` gets this client's roots.
+    fn answer_server(&mut self, msg: &Value) {
+        let Some(id) = msg.get("id").cloned() else {
+            return; // a notification
+        };
+        let reply = match (msg["method"].as_str(), &self.roots) {
+            (Some("roots/list"), Some(roots)) => {
+                let roots: Vec<Value> = roots
+                    .iter()
+                    .map(|r| json!({"uri": format!("file://{}", r.display())}))
+                    .collect();
+                json!({"jsonrpc": "2.0", "id": id, "result": {"roots": roots}})
+            }
+            _ => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "not offered"}})
+            }
+        };
+        self.send(reply);
     }
 
     fn request(&mut self, method: &str, params: Value) -> Value {
@@ -574,4 +611,113 @@ fn retrieve_takes_an_issue_report_as_it_is_within_the_budget() {
         "{}",
         answer["structuredContent"]["budget"]
     );
+}
+
+/// A small repository of its own: one Python module.
+fn small_repo(module: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(module);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    dir
+}
+
+fn first_path(answer: &Value) -> String {
+    answer["chunks"][0]["path"]
+        .as_str()
+        .or_else(|| answer["files"][0]["path"].as_str())
+        .unwrap_or("")
+        .to_string()
+}
+
+#[test]
+fn one_process_serves_two_repositories_and_the_clients_roots() {
+    let a = private_copy();
+    let b = small_repo(
+        "billing/invoice.py",
+        "def compute_invoice_total(lines):\n    return sum(l.amount for l in lines)\n",
+    );
+    let c = small_repo(
+        "shipping/parcel.py",
+        "def parcel_weight_limit(parcel):\n    return parcel.kind == 'heavy'\n",
+    );
+    let elsewhere = small_repo("x.py", "x = 1\n");
+    let mut client = Client::start_with(&[a.path(), b.path()], Some(vec![c.path().to_path_buf()]));
+    // The client's root joins the two of the command line once the server has asked.
+    let mut roots = Vec::new();
+    for _ in 0..100 {
+        let status = client.call("status", json!({}));
+        roots = status["structuredContent"]["roots"]
+            .as_array()
+            .unwrap()
+            .clone();
+        if roots.len() == 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(roots.len(), 3, "{roots:?}");
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap().display().to_string();
+    assert_eq!(roots[0]["root"], canon(a.path()));
+    assert_eq!(roots[0]["opened"], true);
+    assert_eq!(roots[1]["opened"], false, "opened on first use only");
+
+    // No root: the first repository.
+    let r = client.call("retrieve", json!({"task": "token expiry bug"}));
+    assert!(!is_error(&r), "{}", error_text(&r));
+    assert!(file_paths(&r["structuredContent"])
+        .iter()
+        .any(|p| p.starts_with("src/auth/")));
+    // A root, or a folder inside one.
+    for root in [b.path().to_path_buf(), b.path().join("billing")] {
+        let r = client.call(
+            "search",
+            json!({"query": "compute_invoice_total", "root": root}),
+        );
+        assert!(!is_error(&r), "{}", error_text(&r));
+        assert_eq!(first_path(&r["structuredContent"]), "billing/invoice.py");
+    }
+    let r = client.call(
+        "search",
+        json!({"query": "parcel weight limit", "root": c.path()}),
+    );
+    assert!(!is_error(&r), "{}", error_text(&r));
+    assert_eq!(first_path(&r["structuredContent"]), "shipping/parcel.py");
+    let status = client.call("status", json!({"root": b.path()}));
+    assert_eq!(status["structuredContent"]["root"], canon(b.path()));
+    assert_eq!(status["structuredContent"]["files"], 1);
+
+    // Outside every root, and a path leaving the named root: refused, still serving.
+    let r = client.call("search", json!({"query": "x", "root": elsewhere.path()}));
+    assert!(is_error(&r));
+    assert!(
+        error_text(&r).contains("outside every served repository"),
+        "{}",
+        error_text(&r)
+    );
+    let escape = format!(
+        "../{}/src/auth/session.ts",
+        a.path().file_name().unwrap().to_str().unwrap()
+    );
+    let r = client.call("find_related", json!({"path": escape, "root": b.path()}));
+    assert!(is_error(&r), "{r}");
+
+    // An edit in either repository is seen by the next call.
+    std::fs::write(
+        b.path().join("billing/refund.py"),
+        "def issue_partial_refund(invoice, amount):\n    return invoice.total - amount\n",
+    )
+    .unwrap();
+    let r = client.call(
+        "search",
+        json!({"query": "issue_partial_refund", "root": b.path()}),
+    );
+    assert_eq!(first_path(&r["structuredContent"]), "billing/refund.py");
+    std::fs::write(
+        a.path().join("src/auth/lockout.ts"),
+        "export function lockAccountAfterFailures(count: number) {\n  return count > 5;\n}\n",
+    )
+    .unwrap();
+    let r = client.call("search", json!({"query": "lockAccountAfterFailures"}));
+    assert_eq!(first_path(&r["structuredContent"]), "src/auth/lockout.ts");
 }

@@ -7,11 +7,14 @@
 //! * `find_related` — files tied to a file by imports, use, and vectors;
 //! * `status` — the index and how fresh it is.
 //!
-//! Every tool answers with structured JSON (and the same JSON as text). A call whose
-//! arguments are malformed, or whose paths leave the root, gets a tool error and the
-//! server keeps serving. Calls run concurrently on the blocking pool; each takes the
-//! index snapshot current when it starts.
+//! One server serves several repositories ([`roots`]): those on its command line and the
+//! client's MCP roots; each tool takes an optional `root`. Every tool answers with
+//! structured JSON (and the same JSON as text). A call whose arguments are malformed, or
+//! whose paths leave the served roots, gets a tool error and the server keeps serving.
+//! Calls run concurrently on the blocking pool; each takes the index snapshot current
+//! when it starts.
 mod lenient;
+pub mod roots;
 
 use iret_engine::{
     Engine, RelatedAnswer, RelatedRequest, RetrieveAnswer, RetrieveRequest, SearchAnswer,
@@ -21,9 +24,11 @@ use lenient::Lenient;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::service::{NotificationContext, RoleServer};
 use rmcp::{tool, tool_handler, tool_router, ServerHandler, ServiceExt};
+use roots::{Roots, ServedRoot};
 use schemars::JsonSchema;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 
 /// An MCP answer stays well under the 25k-token cap agent clients put on tool output.
@@ -35,15 +40,40 @@ relevant (0-1, with a reason and the concepts still missing) and their best chun
 another round with your own judgement, call it again with `next.keywords` (the codebase's \
 own words it learned, plus any you know), `next.exclude` and a sharper task. `search` is a \
 quick single-shot lookup (an identifier, a phrase); `find_related` lists the files tied to \
-one file; `status` says how fresh the index is. Paths are relative to the repository root.";
+one file; `status` says how fresh the index is and lists the repositories served. Paths are \
+relative to the repository root. When several repositories are served, pass `root` (a path \
+to one, or to a folder inside it); without it a call goes to the first.";
 
-/// The `status` tool takes no arguments.
+/// A tool's arguments and the repository they are for.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Rooted<T> {
+    /// The repository to ask: a path to it or to a folder inside it (one of those `status`
+    /// lists). Default: the first served.
+    #[serde(default)]
+    pub root: Option<String>,
+    #[serde(flatten)]
+    pub request: T,
+}
+
+/// The `status` tool takes only the optional root.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
-pub struct NoArgs {}
+pub struct StatusArgs {
+    /// The repository to describe (a path to it or inside it). Default: the first served.
+    #[serde(default)]
+    pub root: Option<String>,
+}
+
+/// One repository's index, and every repository the server serves.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ServedStatus {
+    #[serde(flatten)]
+    pub status: StatusAnswer,
+    pub roots: Vec<ServedRoot>,
+}
 
 #[derive(Clone)]
 pub struct IretServer {
-    engine: Arc<Engine>,
+    roots: Arc<Roots>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -60,11 +90,25 @@ async fn blocking<T: Send + 'static>(
 
 #[tool_router(router = tool_router)]
 impl IretServer {
-    pub fn new(engine: Arc<Engine>) -> Self {
+    pub fn new(roots: Arc<Roots>) -> Self {
         Self {
-            engine,
+            roots,
             tool_router: Self::tool_router(),
         }
+    }
+
+    /// Runs `f` on the engine of `root` (opened first if need be), on the blocking pool.
+    async fn on<T: Send + 'static>(
+        &self,
+        root: Option<String>,
+        f: impl FnOnce(&Engine) -> anyhow::Result<T> + Send + 'static,
+    ) -> Result<T, String> {
+        let roots = self.roots.clone();
+        blocking(move || {
+            let engine = roots.engine(root.as_deref())?;
+            f(&engine)
+        })
+        .await
     }
 
     /// Find the files that matter for a task (evaluate-and-refine loop, up to 3 cycles).
@@ -74,12 +118,11 @@ impl IretServer {
     )]
     async fn retrieve(
         &self,
-        Parameters(args): Parameters<Lenient<RetrieveRequest>>,
+        Parameters(args): Parameters<Lenient<Rooted<RetrieveRequest>>>,
     ) -> Result<Json<RetrieveAnswer>, String> {
-        let mut req = args.into_inner()?;
-        req.budget_tokens.get_or_insert(DEFAULT_BUDGET_TOKENS);
-        let engine = self.engine.clone();
-        blocking(move || engine.retrieve(&req)).await.map(Json)
+        let Rooted { root, mut request } = args.into_inner()?;
+        request.budget_tokens.get_or_insert(DEFAULT_BUDGET_TOKENS);
+        self.on(root, move |e| e.retrieve(&request)).await.map(Json)
     }
 
     /// Single-shot hybrid search (vectors + BM25): chunks, best first.
@@ -89,12 +132,11 @@ impl IretServer {
     )]
     async fn search(
         &self,
-        Parameters(args): Parameters<Lenient<SearchRequest>>,
+        Parameters(args): Parameters<Lenient<Rooted<SearchRequest>>>,
     ) -> Result<Json<SearchAnswer>, String> {
-        let mut req = args.into_inner()?;
-        req.budget_tokens.get_or_insert(DEFAULT_BUDGET_TOKENS);
-        let engine = self.engine.clone();
-        blocking(move || engine.search(&req)).await.map(Json)
+        let Rooted { root, mut request } = args.into_inner()?;
+        request.budget_tokens.get_or_insert(DEFAULT_BUDGET_TOKENS);
+        self.on(root, move |e| e.search(&request)).await.map(Json)
     }
 
     /// Files tied to a file: imports both ways, users of what it defines, similar code.
@@ -104,24 +146,51 @@ impl IretServer {
     )]
     async fn find_related(
         &self,
-        Parameters(args): Parameters<Lenient<RelatedRequest>>,
+        Parameters(args): Parameters<Lenient<Rooted<RelatedRequest>>>,
     ) -> Result<Json<RelatedAnswer>, String> {
-        let req = args.into_inner()?;
-        let engine = self.engine.clone();
-        blocking(move || engine.related(&req)).await.map(Json)
+        let Rooted { root, request } = args.into_inner()?;
+        self.on(root, move |e| e.related(&request)).await.map(Json)
     }
 
     /// The index: files, chunks, stale files, model, embedded share.
     #[tool(
         name = "status",
-        description = "The index of this repository: files, chunks, how many files changed since it was built (the next call refreshes them), the model, and the share of chunks embedded."
+        description = "The index of a repository (default: the first served): files, chunks, how many files changed since it was built (the next call refreshes them), the model, and the share of chunks embedded; and `roots`, every repository this server serves."
     )]
     async fn status(
         &self,
-        Parameters(_): Parameters<Lenient<NoArgs>>,
-    ) -> Result<Json<StatusAnswer>, String> {
-        let engine = self.engine.clone();
-        blocking(move || engine.status()).await.map(Json)
+        Parameters(args): Parameters<Lenient<StatusArgs>>,
+    ) -> Result<Json<ServedStatus>, String> {
+        let StatusArgs { root } = args.into_inner()?;
+        let status = self.on(root, |e| e.status()).await?;
+        Ok(Json(ServedStatus {
+            status,
+            roots: self.roots.list(),
+        }))
+    }
+}
+
+impl IretServer {
+    /// Serves the roots the client offers, when it offers them. (rmcp marks MCP roots
+    /// deprecated for a future revision of the protocol, SEP-2577; clients offer them today.)
+    #[allow(deprecated)]
+    async fn take_client_roots(&self, context: &NotificationContext<RoleServer>) {
+        let offers = context
+            .peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !offers {
+            return;
+        }
+        match context.peer.list_roots().await {
+            Ok(list) => {
+                let paths = list.roots.iter().filter_map(|r| roots::uri_path(&r.uri));
+                for added in self.roots.set_client_roots(paths) {
+                    eprintln!("iret mcp: serving the client's root {}", added.display());
+                }
+            }
+            Err(e) => eprintln!("iret mcp: the client's roots could not be listed: {e}"),
+        }
     }
 }
 
@@ -132,15 +201,23 @@ impl ServerHandler for IretServer {
             .with_server_info(Implementation::new("iret", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
     }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.take_client_roots(&context).await;
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.take_client_roots(&context).await;
+    }
 }
 
-/// Serves `engine` over stdin/stdout until the client closes the connection.
-pub fn serve_stdio(engine: Engine) -> anyhow::Result<()> {
+/// Serves `roots` over stdin/stdout until the client closes the connection.
+pub fn serve_stdio(roots: Roots) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
-        let server = IretServer::new(Arc::new(engine));
+        let server = IretServer::new(Arc::new(roots));
         let running = server
             .serve(rmcp::transport::stdio())
             .await

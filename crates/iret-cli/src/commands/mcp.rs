@@ -1,10 +1,16 @@
 use crate::Cli;
-use std::path::PathBuf;
+use iret_embed::{Embedder, OnnxEmbedder, TokenCounter};
+use iret_engine::{Engine, OpenOptions};
+use iret_mcp::roots::Roots;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// What `iret mcp --help` explains.
 pub const LONG_ABOUT: &str =
-    "Serve the repository to coding agents as an MCP server over stdin/stdout.
+    "Serve repositories to coding agents as an MCP server over stdin/stdout: those named on
+the command line (default: the one holding the current folder) and the roots the client
+offers, one process and one model for all of them.
 
 Tools:
   retrieve      the evaluate-and-refine loop: the files that matter for a task, each with a
@@ -15,20 +21,23 @@ Tools:
                 max_files, budget_tokens.
   search        single-shot hybrid search: query, include, exclude, k, budget_tokens.
   find_related  files tied to a file by imports, use and similar code: path, line, k.
-  status        files, chunks, stale files, model, embedded share.
+  status        files, chunks, stale files, model, embedded share; every root served.
 
-The index is built on first use (unless --no-index) and refreshed before a call when files
-changed. Paths must stay inside the repository. Logs go to stderr.
+Every tool takes an optional `root`: a path to a served repository or to a folder inside
+it; without it a call goes to the first. The first repository is opened at start, the others
+on their first call. An index is built on first use (unless --no-index) and refreshed before
+a call when files changed. Paths must stay inside the served repositories. Logs go to stderr.
 
-Add it to an MCP client with the command `iret mcp /path/to/repo` (see README.md).";
+Add it to an MCP client with the command `iret mcp /path/to/repo [/path/to/other]` (see
+README.md).";
 
 /// Serve this repository to agents over MCP (stdio).
 #[derive(clap::Args)]
 pub struct Args {
-    /// A folder of the repository to serve (its root is found as for `iret search`).
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Where the index lives (default: <repository root>/.iret).
+    /// Folders of the repositories to serve (each one's root is found as for `iret
+    /// search`; default: the current folder's).
+    pub paths: Vec<PathBuf>,
+    /// Where the index lives (default: <repository root>/.iret); with one repository only.
     #[arg(long)]
     pub index_dir: Option<PathBuf>,
     /// Never build an index: fail when the repository has none.
@@ -40,21 +49,72 @@ pub struct Args {
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
-    let (root, dir) = super::locate(&args.path, args.index_dir.as_deref());
-    if !args.no_index && !readable(&dir) && root.is_dir() {
-        index_in_background(&root, &dir);
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from(".")]
+    } else {
+        args.paths.clone()
+    };
+    if args.index_dir.is_some() && paths.len() > 1 {
+        anyhow::bail!("--index-dir names one index: serve one repository with it");
     }
-    let engine = super::open_engine(
-        cli,
-        &args.path,
-        args.index_dir.as_deref(),
-        !args.no_index,
-        !args.no_refresh,
-        true,
-    )?;
-    eprintln!("iret mcp: serving {} over stdio", engine.root().display());
-    iret_mcp::serve_stdio(engine)?;
+    let (first, first_dir) = super::locate(&paths[0], args.index_dir.as_deref());
+    let model = super::model_dir(cli)?;
+    let embedder: Arc<dyn Embedder> = Arc::new(OnnxEmbedder::load(&model)?);
+    let tokens = Arc::new(TokenCounter::load(&model)?);
+    let opener = Opener {
+        embedder,
+        tokens,
+        index: !args.no_index,
+        refresh: !args.no_refresh,
+    };
+    let engine = opener.open(&first, &first_dir)?;
+    let roots = Roots::new(Box::new(move |root: &Path| {
+        opener.open(root, &iret_index::default_index_dir(root))
+    }));
+    roots.add_open(engine);
+    for path in &paths[1..] {
+        let (root, _) = super::locate(path, None);
+        if !roots.add(&root) && !root.is_dir() {
+            anyhow::bail!("{} is not a directory", path.display());
+        }
+    }
+    let served: Vec<String> = roots.list().into_iter().map(|r| r.root).collect();
+    eprintln!("iret mcp: serving {} over stdio", served.join(", "));
+    iret_mcp::serve_stdio(roots)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Opens a served repository's engine: every one shares the model.
+struct Opener {
+    embedder: Arc<dyn Embedder>,
+    tokens: Arc<TokenCounter>,
+    index: bool,
+    refresh: bool,
+}
+
+impl Opener {
+    fn open(&self, root: &Path, dir: &Path) -> anyhow::Result<Engine> {
+        if self.index && !readable(dir) && root.is_dir() {
+            index_in_background(root, dir);
+        }
+        let opts = OpenOptions {
+            index_if_missing: self.index,
+            refresh: self.refresh,
+            complete_in_background: true,
+            ..OpenOptions::default()
+        };
+        let engine = Engine::open(
+            root,
+            dir,
+            self.embedder.clone(),
+            Some(self.tokens.clone()),
+            &opts,
+        )?;
+        if engine.opened != "opened" {
+            eprintln!("iret mcp: {}: {}", root.display(), engine.opened);
+        }
+        Ok(engine)
+    }
 }
 
 /// Whether this iret can read the live generation (there is one, in this format, by this
