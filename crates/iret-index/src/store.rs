@@ -4,7 +4,7 @@
 //! .iret/lock              held (advisory) by the one indexer that writes
 //! .iret/CURRENT           name of the live generation, replaced by rename
 //! .iret/gen-000007/       one complete index: manifest.json, files/chunks/vectors/…
-//! .iret/embeddings.f16    embedding cache keyed by content hash (survives rebuilds)
+//! (embeddings are cached once per machine, outside the index: see [`crate::cache`])
 //! ```
 //! Tables are postcard; vectors are stored once, as f16: in the HNSW graph's data file
 //! when the generation has a graph, else in `vectors.f16` (see [`crate::vectors`]).
