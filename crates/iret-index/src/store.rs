@@ -4,8 +4,8 @@
 //! .iret/lock              held (advisory) by the one indexer that writes
 //! .iret/CURRENT           name of the live generation, replaced by rename
 //! .iret/gen-000007/       one complete index: manifest.json, files/chunks/vectors/…
-//! (embeddings are cached once per machine, outside the index: see [`crate::cache`])
 //! ```
+//! Embeddings are cached once per machine, outside the index (see [`crate::cache`]).
 //! Tables are postcard; vectors are stored once, as f16: in the HNSW graph's data file
 //! when the generation has a graph, else in `vectors.f16` (see [`crate::vectors`]).
 //! A writer fills `tmp-*/`, renames it to the next `gen-*`, then swaps CURRENT. A crash
