@@ -75,7 +75,11 @@ pub fn analyse(text: &str) -> Analysis {
     for id in identifiers(text) {
         for part in split_identifier(id) {
             let p = part.to_lowercase();
-            if p.len() > 2 && !is_stopword(&p) && !concepts.contains(&p) {
+            if p.len() > 2
+                && !is_stopword(&p)
+                && !words::is_function_word(&p)
+                && !concepts.contains(&p)
+            {
                 concepts.push(p);
             }
         }
@@ -130,6 +134,17 @@ mod tests {
         assert_eq!(
             analyse("Fix the authentication token expiry bug").concepts,
             vec!["fix", "authentication", "token", "expiry", "bug"]
+        );
+        assert_eq!(
+            analyse("list replies guarded against theft, passed through the middleware").concepts,
+            vec![
+                "list",
+                "replies",
+                "guarded",
+                "theft",
+                "passed",
+                "middleware"
+            ]
         );
     }
 }

@@ -23,6 +23,22 @@ pub const TASK_WORDS: &[&str] = &[
     "correctly",
 ];
 
+/// English function words that are longer than the tokenizer's stopwords: a task's
+/// grammar, never what it looks for ("guarded against theft", "goes through the
+/// middleware"), so they are not concepts to cover or gaps to name. Words that can also
+/// name code (`after`, `before`, `once`, `all`, `any`, `not`, `only`) are not here.
+const FUNCTION_WORDS: &[&str] = &[
+    "about", "against", "also", "although", "because", "been", "being", "both", "but", "could",
+    "did", "during", "either", "has", "had", "have", "having", "however", "just", "may", "might",
+    "must", "neither", "our", "ours", "since", "such", "than", "them", "they", "those", "though",
+    "through", "upon", "very", "were", "whether", "would", "yet",
+];
+
+/// Is `word` (lower case) grammar rather than a concept?
+pub fn is_function_word(word: &str) -> bool {
+    FUNCTION_WORDS.contains(&word)
+}
+
 /// Concepts with which a task asks for tests, examples or benchmarks (which are
 /// otherwise damped).
 const NOISE_WANTED: &[&str] = &["test", "tests", "example", "examples", "spec", "benchmark"];
@@ -122,6 +138,8 @@ mod tests {
     #[test]
     fn a_report_asks_for_tests_in_its_title() {
         assert!(wants_noise("add tests for the router"));
+        assert!(is_function_word("against") && is_function_word("through"));
+        assert!(!is_function_word("after") && !is_function_word("throttle"));
         assert!(!wants_noise("fix the router"));
         let body = " word".repeat(50);
         assert!(!wants_noise(&format!(
