@@ -403,6 +403,36 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
     assert_eq!(raisers, ["domains/std.py"]);
 }
 
+/// A diagnostic code the task reports (`E108`) points at the file holding it as the ID
+/// the check raises, not at files that merely mention the number.
+#[test]
+fn a_diagnostic_code_points_at_the_check_that_raises_it() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    write(
+        r,
+        "admin/checks.py",
+        "def _check_list_display_item(obj, item):\n    return [checks.Error('The value refers to a missing field.', obj=obj, id='admin.E108')]\n",
+    );
+    write(
+        r,
+        "admin/utils.py",
+        "def label_for_field(name, model):\n    # see E108 in the checks: a missing field\n    return name\n",
+    );
+    let (_idx, corpus) = indexed(r);
+    let task = "Error E108 does not cover some cases\nI have two models, Question and Choice. And if I write list_display = [\"choice\"] in QuestionAdmin, I get no errors. But when I visit the admin page, a trace is returned from label_for_field.";
+    let mut state =
+        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
+    state.point(&corpus);
+    let raisers: Vec<&str> = state
+        .pointers
+        .raises
+        .keys()
+        .map(|&f| corpus.index.files[f as usize].path.as_str())
+        .collect();
+    assert_eq!(raisers, ["admin/checks.py"]);
+}
+
 /// A report's uncovered concepts are mapped to codebase terms only when
 /// `Params::report_aliases` says so (off by default); a one-line task's always are.
 #[test]

@@ -18,6 +18,9 @@ pub struct Evidence {
     pub names: Vec<String>,
     /// Literal text the task quotes: an exception's message, a quoted phrase.
     pub messages: Vec<String>,
+    /// Diagnostic codes (`E108`, `admin.E108` → `E108`, `W0611`): the ID a check or a
+    /// linter reports, which the code that raises it holds as a string literal.
+    pub codes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -57,7 +60,26 @@ pub fn extract(text: &str) -> Evidence {
     }
     ev.names = code_names(text);
     ev.messages = messages(text);
+    ev.codes = diagnostic_codes(text);
     ev
+}
+
+/// Codes such as `E108`, `W0611`, `SIM115`: one to four capitals then three to five
+/// digits, standing alone or as the last part of a dotted ID (`models.E028`).
+fn diagnostic_codes(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for token in text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_')) {
+        let code = token.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+        let letters = code.bytes().take_while(u8::is_ascii_uppercase).count();
+        let digits = code.len() - letters;
+        let is_code = (1..=4).contains(&letters)
+            && (3..=5).contains(&digits)
+            && code[letters..].bytes().all(|b| b.is_ascii_digit());
+        if is_code && !out.iter().any(|o| o == code) {
+            out.push(code.to_string());
+        }
+    }
+    out
 }
 
 /// Whitespace- and quote-separated tokens that might be paths or dotted names.
@@ -354,6 +376,14 @@ mod tests {
         // Prose words are not names.
         assert!(!ev.names.contains(&"calling".to_string()));
         assert!(!ev.names.contains(&"breaks".to_string()));
+    }
+
+    #[test]
+    fn diagnostic_codes_alone_or_as_the_end_of_a_dotted_id() {
+        let ev = extract(
+            "Error E108 does not cover some cases; (models.E028) db_table is used. Pylint W0611. Not codes: UTF8, ISO, E12, v2.0, 1234, sha256.",
+        );
+        assert_eq!(ev.codes, ["E108", "E028", "W0611"]);
     }
 
     #[test]

@@ -180,9 +180,10 @@ fn add_found(out: &mut HashMap<u32, f32>, found: Vec<u32>) {
     }
 }
 
-/// Files holding, as literal text, a message the task quotes or an option name it writes
+/// Files holding, as literal text, a message the task quotes, an option name it writes
 /// as code (`'autodoc_type_aliases'`, `"FILE_UPLOAD_PERMISSIONS"`: settings are often
-/// registered and read by their name as a string).
+/// registered and read by their name as a string), or a diagnostic code it reports
+/// (`E108`, held as `id="admin.E108"` where the check raises it).
 fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
     let mut out: HashMap<u32, f32> = HashMap::new();
     let fragments = evidence
@@ -204,6 +205,14 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
         let found = files_holding(corpus, &chunks, &|text| {
             let lower = text.to_lowercase();
             quoted.iter().any(|q| lower.contains(q.as_str()))
+        });
+        add_found(&mut out, found);
+    }
+    for code in evidence.codes.iter().take(MAX_FRAGMENTS) {
+        // The ID as a literal's end: `id='admin.E108'`, `"E108": …`.
+        let ends = [format!("{code}'"), format!("{code}\"")];
+        let found = files_holding(corpus, &candidates_for(corpus, code), &|text| {
+            ends.iter().any(|e| text.contains(e.as_str()))
         });
         add_found(&mut out, found);
     }
