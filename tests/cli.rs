@@ -455,3 +455,29 @@ fn git_status_shows_nothing_of_a_fresh_index() {
         "the index shows in git status"
     );
 }
+
+/// `iret … | head`: a reader that stops early ends iret quietly, never with a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    let root = indexed_fixture();
+    let mut child = iret()
+        .args([
+            "search",
+            "token expiry",
+            "--json",
+            "--min-relevance",
+            "0",
+            "-C",
+        ])
+        .arg(root)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader goes before iret has loaded its model: the answer meets a closed pipe.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+}

@@ -37,7 +37,18 @@ pub enum Command {
     Bench(commands::bench::Args),
 }
 
+/// A closed pipe (`iret search … | head`) ends iret quietly, as it ends `cat` or `rg`,
+/// instead of a panic in `println!`.
+fn quiet_on_closed_pipe() {
+    #[cfg(unix)]
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 fn main() -> ExitCode {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Index(args) => commands::index::run(&cli, args),
