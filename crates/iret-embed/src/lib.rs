@@ -9,6 +9,7 @@ mod fake;
 mod model;
 mod onnx;
 mod runtime;
+mod static_model;
 mod tokens;
 
 pub use bundled::bundled_model_dir;
@@ -16,6 +17,7 @@ pub use fake::FakeEmbedder;
 pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL};
 pub use onnx::OnnxEmbedder;
 pub use runtime::{cache_dir, ort_library_path};
+pub use static_model::StaticEmbedder;
 pub use tokens::TokenCounter;
 
 /// What can go wrong while loading or running an embedder.
@@ -43,6 +45,19 @@ pub trait Embedder: Send + Sync {
     fn dims(&self) -> usize;
     /// Embeds one batch. Callers batch; implementations may split further.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+}
+
+/// Loads the model in `dir`: a static table (`"kind": "static"` in its manifest, see
+/// [`StaticEmbedder`]) or a transformer run by ONNX Runtime ([`OnnxEmbedder`]).
+pub fn load_model(dir: &std::path::Path) -> Result<std::sync::Arc<dyn Embedder>, EmbedError> {
+    let kind = std::fs::read(dir.join("manifest.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|m| m.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+    Ok(match kind.as_deref() {
+        Some("static") => std::sync::Arc::new(StaticEmbedder::load(dir)?),
+        _ => std::sync::Arc::new(OnnxEmbedder::load(dir)?),
+    })
 }
 
 /// Scales `v` to unit length (no-op for the zero vector).

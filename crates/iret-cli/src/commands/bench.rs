@@ -59,8 +59,7 @@ pub struct Args {
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
-    let embedder: std::sync::Arc<dyn iret_embed::Embedder> =
-        std::sync::Arc::new(super::load_embedder(cli)?);
+    let embedder: std::sync::Arc<dyn iret_embed::Embedder> = super::load_embedder(cli)?;
     let mut modes = args
         .modes
         .iter()

@@ -23,7 +23,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         force: args.force,
         embedding_cache: None,
     };
-    let report = iret_index::build(&args.at.path, &index_dir, &embedder, &opts)?;
+    let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {
         eprintln!("iret: warning: {note}");
     }

@@ -1,5 +1,5 @@
 use crate::Cli;
-use iret_embed::{Embedder, OnnxEmbedder, TokenCounter};
+use iret_embed::{Embedder, TokenCounter};
 use iret_engine::{Engine, OpenOptions};
 use iret_mcp::roots::Roots;
 use std::path::{Path, PathBuf};
@@ -59,7 +59,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     let (first, first_dir) = super::locate(&paths[0], args.index_dir.as_deref());
     let model = super::model_dir(cli)?;
-    let embedder: Arc<dyn Embedder> = Arc::new(OnnxEmbedder::load(&model)?);
+    let embedder: Arc<dyn Embedder> = iret_embed::load_model(&model)?;
     let tokens = Arc::new(TokenCounter::load(&model)?);
     let opener = Opener {
         embedder,

@@ -6,7 +6,7 @@ pub mod search;
 pub mod status;
 
 use crate::Cli;
-use iret_embed::{locate_model_dir, OnnxEmbedder, TokenCounter};
+use iret_embed::{locate_model_dir, Embedder, TokenCounter};
 use iret_engine::{Engine, OpenOptions};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -37,8 +37,8 @@ pub fn model_dir(cli: &Cli) -> anyhow::Result<PathBuf> {
 }
 
 /// Loads the embedding model named by `--model-dir`/`IRET_MODEL_DIR` or the shipped one.
-pub fn load_embedder(cli: &Cli) -> anyhow::Result<OnnxEmbedder> {
-    Ok(OnnxEmbedder::load(&model_dir(cli)?)?)
+pub fn load_embedder(cli: &Cli) -> anyhow::Result<Arc<dyn Embedder>> {
+    Ok(iret_embed::load_model(&model_dir(cli)?)?)
 }
 
 /// The repository `path` belongs to and its index folder: `index_dir` when given (then
@@ -66,7 +66,7 @@ pub fn open_engine(
 ) -> anyhow::Result<Engine> {
     let (root, dir) = locate(path, index_dir);
     let model = model_dir(cli)?;
-    let embedder = Arc::new(OnnxEmbedder::load(&model)?);
+    let embedder = iret_embed::load_model(&model)?;
     let tokens = Arc::new(TokenCounter::load(&model)?);
     let never_indexed = !dir.join("CURRENT").is_file();
     if never_indexed && index {
