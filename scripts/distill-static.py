@@ -10,7 +10,7 @@ a table lookup, no ONNX Runtime. Everything is offline: the transformer in model
 only input.
 
   pip install numpy onnxruntime tokenizers
-  scripts/distill-static.py --model models/all-minilm-l6-v2 --out models/static-minilm --dims 256
+  scripts/distill-static.py --model models/all-minilm-l6-v2 --out models/static-minilm --dims 256 --sif 1e-4
 
 Writes OUT/manifest.json (kind "static"), OUT/static.f16 (vocabulary x dims, little-endian
 f16, row = token id) and OUT/tokenizer.json (the transformer's, copied).
@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--model", default="models/all-minilm-l6-v2")
     ap.add_argument("--out", default="models/static-minilm")
     ap.add_argument("--dims", type=int, default=256)
-    ap.add_argument("--sif", type=float, default=1e-3, help="SIF coefficient a (0: no weighting)")
+    ap.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient a (0: no weighting)")
     args = ap.parse_args()
     tok, outputs, source = token_outputs(args.model)
     table = pca(outputs, args.dims)

@@ -49,6 +49,7 @@ impl Mode {
             match k {
                 "vw" => params.vector_weight = x,
                 "svw" => params.symbol_vector_weight = x,
+                "stvw" => params.static_vector_weight = x,
                 "coh" => params.coherence = x,
                 "def" => params.define_boost = x,
                 "name" => params.name_boost = x,

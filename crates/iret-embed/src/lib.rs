@@ -60,6 +60,12 @@ pub fn load_model(dir: &std::path::Path) -> Result<std::sync::Arc<dyn Embedder>,
     })
 }
 
+/// Whether an index's vectors come from a static model: its id says so (the distilling
+/// script names every static model `static-…`).
+pub fn is_static_model(model_id: &str) -> bool {
+    model_id.starts_with("static-")
+}
+
 /// Scales `v` to unit length (no-op for the zero vector).
 pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();

@@ -21,7 +21,8 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
     let allow_chunk = |c: usize| allowed[index.chunks[c].file as usize];
     let vector_hits = vector_leg(index, state, params, &allow_chunk);
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
-    let wv = vector_weight(state, params, &vector_hits, &keyword_hits);
+    let is_static = iret_embed::is_static_model(&index.manifest.model_id);
+    let wv = vector_weight(state, params, is_static, &vector_hits, &keyword_hits);
     let fused = fuse(index, state, &vector_hits, &keyword_hits, params.fusion, wv);
 
     let signals = Signals::new(corpus, state, params);
@@ -71,18 +72,25 @@ fn keyword_leg(
     hits
 }
 
-/// The vector leg's weight: lower for symbol lookups; all or nothing when a leg is empty.
+/// The vector leg's weight: lower for symbol lookups and for a static model's vectors;
+/// all or nothing when a leg is empty.
 fn vector_weight(
     state: &State,
     params: &Params,
+    is_static: bool,
     vector: &[(usize, f32)],
     keyword: &[(usize, f32)],
 ) -> f32 {
+    let prose = if is_static {
+        params.static_vector_weight
+    } else {
+        params.vector_weight
+    };
     match (vector.is_empty(), keyword.is_empty()) {
         (true, _) => 0.0,
         (_, true) => 1.0,
-        _ if state.analysis.is_symbol => params.symbol_vector_weight,
-        _ => params.vector_weight,
+        _ if state.analysis.is_symbol => params.symbol_vector_weight.min(prose),
+        _ => prose,
     }
 }
 

@@ -20,6 +20,10 @@ pub struct Params {
     pub vector_weight: f32,
     /// Weight of the vector leg for symbol lookups.
     pub symbol_vector_weight: f32,
+    /// Weight of the vector leg when the index's vectors come from a static model (a
+    /// token table: weaker than the transformer's). Static-only semble dev, hybrid: 0.7943
+    /// at 0.6, 0.8123 at 0.35, 0.8091 at 0.2 (BENCHMARKS.md, session 8).
+    pub static_vector_weight: f32,
     pub use_vectors: bool,
     pub use_keywords: bool,
     pub bm25: Bm25Params,
@@ -71,6 +75,7 @@ impl Default for Params {
             fusion: Fusion::MinMax,
             vector_weight: 0.6,
             symbol_vector_weight: 0.3,
+            static_vector_weight: 0.35,
             use_vectors: true,
             use_keywords: true,
             bm25: Bm25Params { k1: 1.5, b: 0.75 },
