@@ -48,12 +48,7 @@ impl StaticEmbedder {
             .chunks_exact(2)
             .map(|b| half::f16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect();
-        let mut tokenizer = tokenizers::Tokenizer::from_file(dir.join("tokenizer.json"))
-            .map_err(|e| invalid(format!("tokenizer.json: {e}")))?;
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| invalid(format!("tokenizer.json: {e}")))?;
-        tokenizer.with_padding(None);
+        let tokenizer = crate::tokens::plain_tokenizer(dir)?;
         Ok(Self {
             id: m.id,
             dims: m.dims,
@@ -68,15 +63,12 @@ impl StaticEmbedder {
             .encode(text, false)
             .map_err(|e| EmbedError::Inference(e.to_string()))?;
         let mut v = vec![0.0f32; self.dims];
-        let rows = self.table.len() / self.dims;
         for &id in enc.get_ids() {
-            let Some(row) = (id as usize)
-                .lt(&rows)
-                .then(|| &self.table[id as usize * self.dims..(id as usize + 1) * self.dims])
-            else {
-                continue;
-            };
-            v.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+            let start = id as usize * self.dims;
+            // A token beyond the table (a tokenizer newer than it) adds nothing.
+            if let Some(row) = self.table.get(start..start + self.dims) {
+                v.iter_mut().zip(row).for_each(|(a, b)| *a += b);
+            }
         }
         // The mean's direction is the sum's: normalising is enough.
         normalize(&mut v);

@@ -10,20 +10,9 @@ pub struct TokenCounter {
 impl TokenCounter {
     /// The tokenizer of a model folder (`tokenizer.json`).
     pub fn load(model_dir: &Path) -> Result<Self, EmbedError> {
-        let path = model_dir.join("tokenizer.json");
-        let mut tokenizer =
-            tokenizers::Tokenizer::from_file(&path).map_err(|e| EmbedError::ModelInvalid {
-                dir: model_dir.display().to_string(),
-                reason: format!("tokenizer.json: {e}"),
-            })?;
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| EmbedError::ModelInvalid {
-                dir: model_dir.display().to_string(),
-                reason: format!("tokenizer.json: {e}"),
-            })?;
-        tokenizer.with_padding(None);
-        Ok(Self { tokenizer })
+        Ok(Self {
+            tokenizer: plain_tokenizer(model_dir)?,
+        })
     }
 
     /// Tokens of `text` (special tokens excluded).
@@ -34,4 +23,17 @@ impl TokenCounter {
             // A text the tokenizer cannot take is counted by a rough rule rather than lost.
             .unwrap_or_else(|_| text.len() / 3)
     }
+}
+
+/// A model folder's `tokenizer.json` without truncation or padding: every token of a text.
+pub(crate) fn plain_tokenizer(model_dir: &Path) -> Result<tokenizers::Tokenizer, EmbedError> {
+    let invalid = |e: tokenizers::Error| EmbedError::ModelInvalid {
+        dir: model_dir.display().to_string(),
+        reason: format!("tokenizer.json: {e}"),
+    };
+    let mut tokenizer =
+        tokenizers::Tokenizer::from_file(model_dir.join("tokenizer.json")).map_err(invalid)?;
+    tokenizer.with_truncation(None).map_err(invalid)?;
+    tokenizer.with_padding(None);
+    Ok(tokenizer)
 }

@@ -25,7 +25,8 @@ pub struct Status {
     pub pending_vectors: usize,
     /// Files (and folders) left out, by reason, when the index was built.
     pub skipped: std::collections::BTreeMap<String, usize>,
-    /// The shared embedding cache (None: none yet, or unreadable).
+    /// The shared embedding cache (None: none yet, unreadable, or not asked for: only
+    /// [`status`] reads it; [`status_of`] runs before every refreshing query).
     pub embedding_cache: Option<crate::cache::DbStats>,
 }
 
@@ -37,7 +38,11 @@ impl Status {
 
 pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
     let index = Index::open(index_dir, None)?;
-    Ok(status_of(root, &index))
+    let mut status = status_of(root, &index);
+    status.embedding_cache = crate::cache::stats(&crate::cache::user_dir())
+        .ok()
+        .flatten();
+    Ok(status)
 }
 
 /// Status of a loaded index against the working tree (one walk, no index load).
@@ -86,9 +91,7 @@ pub fn status_of(root: &Path, index: &Index) -> Status {
         built_unix: index.manifest.built_unix,
         pending_vectors: index.manifest.pending_vectors,
         skipped: index.manifest.skipped.clone(),
-        embedding_cache: crate::cache::stats(&crate::cache::user_dir())
-            .ok()
-            .flatten(),
+        embedding_cache: None,
     }
 }
 

@@ -373,6 +373,19 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
     assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &silent).is_empty());
 }
 
+/// The files the task's evidence says raise what it quotes (`Pointers::raises`).
+fn raisers(corpus: &Corpus, task: &str) -> Vec<String> {
+    let mut state =
+        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
+    state.point(corpus);
+    state
+        .pointers
+        .raises
+        .keys()
+        .map(|&f| corpus.index.files[f as usize].path.clone())
+        .collect()
+}
+
 /// A quoted warning is the literal with a value formatted in: the file holding the
 /// literal's longest part is the one that raises it.
 #[test]
@@ -391,15 +404,7 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
     );
     let (_idx, corpus) = indexed(r);
     let task = "v3.3 upgrade started generating \"WARNING: no number is assigned for table\" warnings\nWe've updated to Sphinx 3.3 in our documentation, and suddenly the following warning started popping up in our builds when we build either singlehtml or latex:\n\n`WARNING: no number is assigned for table:`\n\nI looked through the changelog but it didn't seem like there was anything related to numref that was changed.";
-    let mut state =
-        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
-    state.point(&corpus);
-    let raisers: Vec<&str> = state
-        .pointers
-        .raises
-        .keys()
-        .map(|&f| corpus.index.files[f as usize].path.as_str())
-        .collect();
+    let raisers = raisers(&corpus, task);
     assert_eq!(raisers, ["domains/std.py"]);
 }
 
@@ -421,15 +426,7 @@ fn a_diagnostic_code_points_at_the_check_that_raises_it() {
     );
     let (_idx, corpus) = indexed(r);
     let task = "Error E108 does not cover some cases\nI have two models, Question and Choice. And if I write list_display = [\"choice\"] in QuestionAdmin, I get no errors. But when I visit the admin page, a trace is returned from label_for_field.";
-    let mut state =
-        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
-    state.point(&corpus);
-    let raisers: Vec<&str> = state
-        .pointers
-        .raises
-        .keys()
-        .map(|&f| corpus.index.files[f as usize].path.as_str())
-        .collect();
+    let raisers = raisers(&corpus, task);
     assert_eq!(raisers, ["admin/checks.py"]);
 }
 
