@@ -47,9 +47,10 @@ def token_outputs(model_dir, batch=512):
     return tok, out, manifest
 
 
-def pca(x, dims):
-    mean = x.mean(axis=0, keepdims=True)
-    centred = x - mean
+def pca(x, dims, center=True):
+    """x on its first `dims` principal axes (centred first unless `center` is False:
+    then the axes are taken around the origin, and a row's offset is kept)."""
+    centred = x - x.mean(axis=0, keepdims=True) if center else x
     # Right singular vectors of the centred matrix: the principal axes.
     _, _, vt = np.linalg.svd(centred, full_matrices=False)
     return centred @ vt[:dims].T

@@ -481,3 +481,45 @@ fn a_closed_pipe_is_not_a_panic() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn a_static_index_is_read_by_the_static_model_until_indexed_again() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
+    let model = |dir: &std::path::Path| {
+        let out = run(iret().args(["status", "--json"]).arg(dir));
+        assert!(out.status.success());
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        s["model_id"].as_str().unwrap().to_string()
+    };
+    let out = run(iret().args(["index", "--static", "-q"]).arg(dir.path()));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(model(dir.path()).starts_with("static-"));
+    // A search reads it with the static model: it answers and rebuilds nothing.
+    let doc = search_json(dir.path(), "token expiry", &["--min-relevance", "0"]);
+    assert!(
+        paths(&doc).iter().any(|p| p.starts_with("src/auth/")),
+        "{doc}"
+    );
+    assert!(model(dir.path()).starts_with("static-"));
+    // `iret index` without the flag embeds it with the transformer.
+    let out = run(iret().args(["index", "-q"]).arg(dir.path()));
+    assert!(out.status.success());
+    assert!(!model(dir.path()).starts_with("static-"));
+    // --static is the shipped static model: another model folder beside it is refused.
+    let out = run(iret()
+        .args([
+            "--model-dir",
+            "models/all-minilm-l6-v2",
+            "index",
+            "--static",
+        ])
+        .arg(dir.path()));
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--static"));
+}

@@ -721,3 +721,20 @@ fn one_process_serves_two_repositories_and_the_clients_roots() {
     let r = client.call("search", json!({"query": "lockAccountAfterFailures"}));
     assert_eq!(first_path(&r["structuredContent"]), "src/auth/lockout.ts");
 }
+
+#[test]
+fn a_static_index_is_served_with_the_static_model() {
+    let dir = private_copy();
+    let out = run(iret().args(["index", "--static", "-q"]).arg(dir.path()));
+    assert!(out.status.success());
+    let mut c = Client::start(dir.path());
+    let r = c.call(
+        "retrieve",
+        json!({"task": "token expiry", "min_relevance": 0.0}),
+    );
+    assert!(!is_error(&r), "{r}");
+    assert!(!file_paths(&r["structuredContent"]).is_empty(), "{r}");
+    let s = c.call("status", json!({}));
+    let model = s["structuredContent"]["model"].as_str().unwrap_or_default();
+    assert!(model.starts_with("static-"), "{s}");
+}

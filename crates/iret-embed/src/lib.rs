@@ -12,9 +12,9 @@ mod runtime;
 mod static_model;
 mod tokens;
 
-pub use bundled::bundled_model_dir;
+pub use bundled::{bundled_model_dir, bundled_static_model_dir};
 pub use fake::FakeEmbedder;
-pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL};
+pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL, STATIC_MODEL};
 pub use onnx::OnnxEmbedder;
 pub use runtime::{cache_dir, ort_library_path};
 pub use static_model::StaticEmbedder;
@@ -45,6 +45,11 @@ pub trait Embedder: Send + Sync {
     fn dims(&self) -> usize;
     /// Embeds one batch. Callers batch; implementations may split further.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+    /// Embedding is cheaper than looking a vector up (a static table): builds embed
+    /// every text directly, without the embedding cache or a keyword tier first.
+    fn is_cheap(&self) -> bool {
+        false
+    }
 }
 
 /// Loads the model in `dir`: a static table (`"kind": "static"` in its manifest, see

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 
 /// Name of the folder under `models/` that iret uses by default.
 pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2";
+/// The static model shipped beside it (`models/static-minilm`).
+pub const STATIC_MODEL: &str = "static-minilm";
 
 /// `models/<name>/manifest.json`, written by `scripts/export-model.py`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -88,6 +88,10 @@ impl Embedder for StaticEmbedder {
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         texts.iter().map(|t| self.embed_one(t)).collect()
     }
+
+    fn is_cheap(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -468,6 +468,11 @@ fn embed_new(
     carried: &Carried,
     phases: &mut Phases,
 ) -> Result<(Vec<f32>, usize, Vec<String>), BuildError> {
+    if embedder.is_cheap() {
+        let vectors = embed_directly(&new.texts, embedder)?;
+        phases.mark("embed");
+        return Ok((vectors, new.texts.len(), Vec::new()));
+    }
     let shared = opts.embedding_cache.clone().unwrap_or_else(user_dir);
     let mut cache = EmbeddingCache::open(&shared, Some(&store.dir));
     let refs: Vec<&str> = new.texts.iter().map(String::as_str).collect();
@@ -492,6 +497,19 @@ fn embed_new(
     phases.mark("embed");
     cache.save();
     Ok((vectors, embedded, cache.take_notes()))
+}
+
+/// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
+fn embed_directly(texts: &[String], embedder: &dyn Embedder) -> Result<Vec<f32>, BuildError> {
+    let batches: Vec<Vec<Vec<f32>>> = texts
+        .par_chunks(BATCH)
+        .map(|b| embedder.embed(&b.iter().map(String::as_str).collect::<Vec<_>>()))
+        .collect::<Result<_, _>>()?;
+    let mut flat = Vec::with_capacity(texts.len() * embedder.dims());
+    for v in batches.into_iter().flatten() {
+        flat.extend(v);
+    }
+    Ok(flat)
 }
 
 /// The keyword tier: every chunk searchable by keywords now. Vectors the build carries

@@ -7,6 +7,7 @@
 //! it defines what the task names, or its name says it. Bands: 0.8–1 implements the
 //! target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
 use crate::hits::{ChunkHit, FileHit, Leg};
+use crate::params::Params;
 use iret_index::tokens::stem;
 use iret_index::Index;
 use serde::Serialize;
@@ -14,8 +15,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Cosine (MiniLM, query ↔ chunk) below which similarity says nothing, and at which it
 /// says all it can.
+/// (The ceiling is `Params::similarity_ceiling`.)
 const SIM_FLOOR: f32 = 0.15;
-const SIM_CEIL: f32 = 0.55;
 const W_SIM: f32 = 0.25;
 const W_COVERAGE: f32 = 0.25;
 const W_STANDING: f32 = 0.30;
@@ -91,6 +92,8 @@ pub struct Evaluator<'a> {
     pub concepts: &'a Concepts,
     /// Only the best this-many dispatch files are evaluated.
     pub max_files: usize,
+    /// `similarity_ceiling`.
+    pub params: &'a Params,
 }
 
 impl Evaluator<'_> {
@@ -113,7 +116,8 @@ impl Evaluator<'_> {
                         .map(|c| iret_embed::dot(self.task_embedding, self.index.vectors.get(c)))
                         .fold(f32::MIN, f32::max)
                 };
-                let sim_abs = ((sim - SIM_FLOOR) / (SIM_CEIL - SIM_FLOOR)).clamp(0.0, 1.0);
+                let ceil = self.params.similarity_ceiling;
+                let sim_abs = ((sim - SIM_FLOOR) / (ceil - SIM_FLOOR)).clamp(0.0, 1.0);
                 let (covered, missing): (Vec<&String>, Vec<&String>) = self
                     .concepts
                     .words

@@ -183,6 +183,7 @@ pub fn run(
             task_embedding: &task_embedding,
             concepts: &concepts,
             max_files: opts.evaluate_top,
+            params: &opts.params,
         };
         let evals = evaluator.evaluate(&hits, cycle, &mut memory.tokens);
         phases.mark(format_args!("evaluate {cycle}"));

@@ -64,6 +64,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let opener = Opener {
         embedder,
         tokens,
+        static_model: (cli.model_dir.is_none()).then(std::sync::OnceLock::new),
         index: !args.no_index,
         refresh: !args.no_refresh,
     };
@@ -84,15 +85,39 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Opens a served repository's engine: every one shares the model.
+/// A model and its tokenizer's counter.
+type Model = (Arc<dyn Embedder>, Arc<TokenCounter>);
+
+/// Opens a served repository's engine: every one shares the model (an index built with
+/// `iret index --static` shares the shipped static model, loaded once when first needed).
 struct Opener {
     embedder: Arc<dyn Embedder>,
     tokens: Arc<TokenCounter>,
+    /// The shipped static model (none when `--model-dir` names the model for all).
+    static_model: Option<std::sync::OnceLock<Model>>,
     index: bool,
     refresh: bool,
 }
 
 impl Opener {
+    /// The model that reads the index in `dir`.
+    fn model(&self, dir: &Path) -> anyhow::Result<Model> {
+        match &self.static_model {
+            Some(cell) if super::built_static(dir) => {
+                if let Some(m) = cell.get() {
+                    return Ok(m.clone());
+                }
+                let model = iret_embed::bundled_static_model_dir()?;
+                let loaded = (
+                    iret_embed::load_model(&model)?,
+                    Arc::new(TokenCounter::load(&model)?),
+                );
+                Ok(cell.get_or_init(|| loaded).clone())
+            }
+            _ => Ok((self.embedder.clone(), self.tokens.clone())),
+        }
+    }
+
     fn open(&self, root: &Path, dir: &Path) -> anyhow::Result<Engine> {
         if self.index && !readable(dir) && root.is_dir() {
             index_in_background(root, dir);
@@ -103,13 +128,8 @@ impl Opener {
             complete_in_background: true,
             ..OpenOptions::default()
         };
-        let engine = Engine::open(
-            root,
-            dir,
-            self.embedder.clone(),
-            Some(self.tokens.clone()),
-            &opts,
-        )?;
+        let (embedder, tokens) = self.model(dir)?;
+        let engine = Engine::open(root, dir, embedder, Some(tokens), &opts)?;
         if engine.opened != "opened" {
             eprintln!("iret mcp: {}: {}", root.display(), engine.opened);
         }

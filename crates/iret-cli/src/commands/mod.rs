@@ -36,6 +36,22 @@ pub fn model_dir(cli: &Cli) -> anyhow::Result<PathBuf> {
     Ok(locate_model_dir(cli.model_dir.as_deref())?)
 }
 
+/// The model that builds or reads the index in `index_dir`: `--model-dir`/`IRET_MODEL_DIR`
+/// when given; else the shipped static model when asked for (`iret index --static`) or
+/// when the index was built with a static model (so a static index is read, and
+/// refreshed, by the model that built it); else the shipped transformer.
+pub fn model_dir_for(cli: &Cli, index_dir: &Path, want_static: bool) -> anyhow::Result<PathBuf> {
+    if cli.model_dir.is_none() && (want_static || built_static(index_dir)) {
+        return Ok(iret_embed::bundled_static_model_dir()?);
+    }
+    model_dir(cli)
+}
+
+/// Whether the live index in `index_dir` holds a static model's vectors.
+pub fn built_static(index_dir: &Path) -> bool {
+    iret_index::live_manifest(index_dir).is_ok_and(|m| iret_embed::is_static_model(&m.model_id))
+}
+
 /// Loads the embedding model named by `--model-dir`/`IRET_MODEL_DIR` or the shipped one.
 pub fn load_embedder(cli: &Cli) -> anyhow::Result<Arc<dyn Embedder>> {
     Ok(iret_embed::load_model(&model_dir(cli)?)?)
@@ -65,7 +81,7 @@ pub fn open_engine(
     long_lived: bool,
 ) -> anyhow::Result<Engine> {
     let (root, dir) = locate(path, index_dir);
-    let model = model_dir(cli)?;
+    let model = model_dir_for(cli, &dir, false)?;
     let embedder = iret_embed::load_model(&model)?;
     let tokens = Arc::new(TokenCounter::load(&model)?);
     let never_indexed = !dir.join("CURRENT").is_file();
