@@ -508,6 +508,7 @@ fn a_keyword_tier_left_by_a_killed_build_answers_at_once_and_is_completed_in_the
         answer["chunks"][0]["path"], "src/harbor/module13.ts",
         "{answer}"
     );
+    assert_eq!(answer["index"]["tier"], "static", "{answer}");
     // The server finishes the embedding on its own; status follows it to the end.
     let started = std::time::Instant::now();
     loop {
@@ -520,6 +521,7 @@ fn a_keyword_tier_left_by_a_killed_build_answers_at_once_and_is_completed_in_the
     }
     let r = c.call("search", json!({"query": "quarryStep13x1"}));
     assert_eq!(r["structuredContent"]["index"]["freshness"], "fresh", "{r}");
+    assert_eq!(r["structuredContent"]["index"]["tier"], "full", "{r}");
     assert_eq!(
         r["structuredContent"]["chunks"][0]["path"],
         "src/harbor/module13.ts"

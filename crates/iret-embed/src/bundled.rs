@@ -44,6 +44,19 @@ pub fn bundled_static_model_dir() -> Result<PathBuf, EmbedError> {
     write_out(STATIC_MODEL, &STATIC)
 }
 
+/// The shipped static model, loaded on first use, once per process (None when it
+/// cannot be written out or loaded: then builds write a keyword tier, as before).
+pub fn shipped_static() -> Option<std::sync::Arc<dyn crate::Embedder>> {
+    static MODEL: std::sync::OnceLock<Option<std::sync::Arc<dyn crate::Embedder>>> =
+        std::sync::OnceLock::new();
+    MODEL
+        .get_or_init(|| {
+            let dir = bundled_static_model_dir().ok()?;
+            crate::load_model(&dir).ok()
+        })
+        .clone()
+}
+
 fn write_out(name: &str, files: &[(&str, &[u8])]) -> Result<PathBuf, EmbedError> {
     let mut hasher = blake3::Hasher::new();
     for (name, bytes) in files {

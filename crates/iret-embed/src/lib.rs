@@ -12,7 +12,7 @@ mod runtime;
 mod static_model;
 mod tokens;
 
-pub use bundled::{bundled_model_dir, bundled_static_model_dir};
+pub use bundled::{bundled_model_dir, bundled_static_model_dir, shipped_static};
 pub use fake::FakeEmbedder;
 pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL, STATIC_MODEL};
 pub use onnx::OnnxEmbedder;

@@ -142,6 +142,9 @@ pub struct IndexNote {
     /// `fresh`, `refreshed N files`, or `busy` (another update runs: answered from the
     /// current index).
     pub freshness: String,
+    /// Which tier answered: `full` (the model's vectors), `static` (the shipped static
+    /// model's, while the model embeds), `keyword` (keywords only for chunks not embedded).
+    pub tier: String,
 }
 
 /// The query as it was searched (globs checked against the root).
@@ -223,6 +226,8 @@ pub struct StatusAnswer {
     /// Up to 20 of them.
     pub stale_examples: Vec<String>,
     pub model: String,
+    /// `full`, `static` or `keyword` (see [`IndexNote::tier`]).
+    pub tier: String,
     /// Share of chunks with an embedding (1.0: the vector leg sees everything).
     pub embedded_share: f64,
     pub bytes_on_disk: u64,

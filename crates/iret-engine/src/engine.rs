@@ -201,6 +201,7 @@ impl Engine {
             limits: None,
             force: false,
             embedding_cache: None,
+            static_tier: true,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
@@ -238,7 +239,23 @@ impl Engine {
         query: &Query,
         opts: &Options,
     ) -> anyhow::Result<Outcome> {
-        run(corpus, self.embedder.as_ref(), query, opts)
+        run(corpus, self.query_model(corpus)?.as_ref(), query, opts)
+    }
+
+    /// The model that embeds a query on `corpus`: the shipped static model while a
+    /// static tier answers, else the engine's.
+    fn query_model(&self, corpus: &Corpus) -> anyhow::Result<Arc<dyn Embedder>> {
+        let Some(id) = &corpus.index.manifest.static_tier else {
+            return Ok(self.embedder.clone());
+        };
+        let model = iret_embed::shipped_static()
+            .context("the index is a static tier, but the shipped static model cannot be loaded")?;
+        anyhow::ensure!(
+            model.model_id() == id,
+            "the index's static tier holds static model {id}, this iret ships {}: run `iret index`",
+            model.model_id()
+        );
+        Ok(model)
     }
 
     /// Single-shot dispatch on `corpus`: files best first.
@@ -248,7 +265,7 @@ impl Engine {
         query: &Query,
         params: &Params,
     ) -> anyhow::Result<Vec<FileHit>> {
-        search_once(corpus, self.embedder.as_ref(), query, params)
+        search_once(corpus, self.query_model(corpus)?.as_ref(), query, params)
     }
 
     /// The loop, answered for an agent: files ≥ `min_relevance` with their best chunks
@@ -391,6 +408,7 @@ impl Engine {
                 limits: None,
                 force: false,
                 embedding_cache: None,
+                static_tier: true,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -427,6 +445,7 @@ impl Engine {
             stale_files: s.stale(),
             stale_examples: stale,
             model: s.model_id,
+            tier: corpus.index.manifest.tier().into(),
             embedded_share: if corpus.index.manifest.pending() {
                 round4(self.embedding_progress() as f32)
             } else {
@@ -547,6 +566,7 @@ fn note(corpus: &Corpus, freshness: Freshness) -> IndexNote {
         files: corpus.index.files.len(),
         chunks: corpus.index.chunks.len(),
         freshness: freshness.describe(),
+        tier: corpus.index.manifest.tier().into(),
     }
 }
 
@@ -622,6 +642,7 @@ fn open_or_build(
             limits: None,
             force: false,
             embedding_cache: None,
+            static_tier: true,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {

@@ -53,6 +53,10 @@ pub struct Manifest {
     /// chunks are pending, after an update those of the changed files.
     #[serde(default)]
     pub pending_vectors: usize,
+    /// A static tier: the vectors are this static model's (`dims` are its), written
+    /// before the transformer (`model_id`) embeds; every chunk is pending.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub static_tier: Option<String>,
 }
 
 impl Manifest {
@@ -67,7 +71,24 @@ impl Manifest {
 
     /// Nothing is embedded yet: only the keyword leg can answer.
     pub fn keyword_only(&self) -> bool {
-        self.chunks > 0 && self.pending_vectors >= self.chunks
+        self.chunks > 0 && self.pending_vectors >= self.chunks && self.static_tier.is_none()
+    }
+
+    /// The model whose vectors this generation holds (a query is embedded by it).
+    pub fn vectors_model(&self) -> &str {
+        self.static_tier.as_deref().unwrap_or(&self.model_id)
+    }
+
+    /// Which tier answers: `full` (every chunk embedded by the model), `static` (static
+    /// vectors while the transformer embeds), `keyword` (some or all chunks not embedded).
+    pub fn tier(&self) -> &'static str {
+        if self.static_tier.is_some() {
+            "static"
+        } else if self.pending() {
+            "keyword"
+        } else {
+            "full"
+        }
     }
 
     /// A keyword tier, whole or partial: some chunks still wait for their embedding.

@@ -65,6 +65,9 @@ pub struct BuildOptions {
     pub limits: Option<Limits>,
     /// Folder of the shared embedding cache (None: the user's, [`crate::cache::user_dir`]).
     pub embedding_cache: Option<PathBuf>,
+    /// A cold build's first tier carries the shipped static model's vectors (a static
+    /// tier: hybrid answers within seconds) instead of none (a keyword tier).
+    pub static_tier: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -480,8 +483,22 @@ fn embed_new(
     let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
     cache.load(&keys);
     if count_missing(&keys, &cache) >= KEYWORD_TIER_MIN {
-        commit_keyword_tier(store, embedder, new, built, carried)?;
-        phases.mark("keyword tier");
+        // Static vectors only where nothing is carried over: one generation, one space.
+        let fast = opts
+            .static_tier
+            .then(iret_embed::shipped_static)
+            .flatten()
+            .filter(|_| carried.vectors.is_none());
+        match fast {
+            Some(fast) => {
+                commit_static_tier(store, embedder, fast.as_ref(), new, built)?;
+                phases.mark("static tier");
+            }
+            None => {
+                commit_keyword_tier(store, embedder, new, built, carried)?;
+                phases.mark("keyword tier");
+            }
+        }
     }
     let progress_file = store.dir.join(PROGRESS_FILE);
     let out = embed_all(
@@ -543,6 +560,36 @@ fn commit_keyword_tier(
     Ok(())
 }
 
+/// The static tier of a cold build: every chunk and term embedded by the static model
+/// (`fast`) now; the transformer's vectors replace them in the next generation.
+fn commit_static_tier(
+    store: &IndexDir,
+    embedder: &dyn Embedder,
+    fast: &dyn Embedder,
+    new: &NewTexts,
+    built: &Built,
+) -> Result<(), BuildError> {
+    let dims = fast.dims();
+    let all = embed_directly(&new.texts, fast)?;
+    let (chunk_vecs, term_vecs) = all.split_at(new.chunks * dims);
+    let vocab = built.vocab(None, term_vecs, dims);
+    let vectors = Vectors::new(dims, built.vectors(None, chunk_vecs, dims));
+    let tables = built.tables(&vocab, &vectors);
+    let skipped_files = built.asm.skipped_files.clone();
+    let mut manifest = manifest_of(
+        embedder,
+        &tables,
+        built.skipped,
+        skipped_files,
+        built.asm.chunks.len(),
+    );
+    manifest.dims = dims;
+    manifest.static_tier = Some(fast.model_id().to_string());
+    let (tmp, _) = write_generation(store, manifest, &tables)?;
+    store.commit(tmp)?;
+    Ok(())
+}
+
 /// The manifest of a generation of these tables, `pending` chunks not embedded yet.
 fn manifest_of(
     embedder: &dyn Embedder,
@@ -569,6 +616,7 @@ fn manifest_of(
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
         pending_vectors: pending,
+        static_tier: None,
     }
 }
 

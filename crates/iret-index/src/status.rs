@@ -21,8 +21,10 @@ pub struct Status {
     pub deleted: Vec<String>,
     pub bytes_on_disk: u64,
     pub built_unix: u64,
-    /// Chunks not embedded yet (a keyword tier).
+    /// Chunks not embedded yet (a keyword or static tier).
     pub pending_vectors: usize,
+    /// `full`, `static` or `keyword` ([`crate::Manifest::tier`]).
+    pub tier: String,
     /// Files (and folders) left out, by reason, when the index was built.
     pub skipped: std::collections::BTreeMap<String, usize>,
     /// The shared embedding cache (None: none yet, unreadable, or not asked for: only
@@ -90,6 +92,7 @@ pub fn status_of(root: &Path, index: &Index) -> Status {
         bytes_on_disk,
         built_unix: index.manifest.built_unix,
         pending_vectors: index.manifest.pending_vectors,
+        tier: index.manifest.tier().into(),
         skipped: index.manifest.skipped.clone(),
         embedding_cache: None,
     }

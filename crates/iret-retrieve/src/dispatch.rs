@@ -21,7 +21,7 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
     let allow_chunk = |c: usize| allowed[index.chunks[c].file as usize];
     let vector_hits = vector_leg(index, state, params, &allow_chunk);
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
-    let is_static = iret_embed::is_static_model(&index.manifest.model_id);
+    let is_static = iret_embed::is_static_model(index.manifest.vectors_model());
     let wv = vector_weight(state, params, is_static, &vector_hits, &keyword_hits);
     let fused = fuse(index, state, &vector_hits, &keyword_hits, params.fusion, wv);
 

@@ -36,6 +36,8 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         limits: None,
         force: args.force,
         embedding_cache: None,
+        // A cold build answers from static vectors within seconds, while the model embeds.
+        static_tier: true,
     };
     let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {

@@ -89,9 +89,12 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     )?;
     let answer = engine.retrieve(&req)?;
     if let Some(share) = answer.index.freshness.strip_prefix("embedding ") {
-        eprintln!(
-            "iret: the index is still being embedded ({share} done); answered by keywords alone"
-        );
+        let how = if answer.index.tier == "static" {
+            "answered from the static tier (the shipped static model's vectors and keywords)"
+        } else {
+            "chunks not embedded yet answered by keywords alone"
+        };
+        eprintln!("iret: the index is still being embedded ({share} done); {how}");
     } else if answer.index.freshness == "busy" {
         eprintln!("iret: another iret is updating the index; answering from the current one");
     } else if let Some(n) = answer.index.freshness.strip_prefix("refreshed ") {

@@ -26,17 +26,22 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         s.added.len(),
         s.deleted.len()
     );
+    let tier = if s.tier == "static" {
+        "static tier (the shipped static model's vectors)"
+    } else {
+        "keyword tier"
+    };
     match (
         s.pending_vectors,
         iret_index::pipeline::Progress::read(&index_dir),
     ) {
         (0, _) => println!("embedded   all chunks"),
         (_, Some(p)) => println!(
-            "embedded   keyword tier; a build is embedding ({} of {} texts done)",
+            "embedded   {tier}; a build is embedding ({} of {} texts done)",
             p.embedded, p.total
         ),
         (n, None) => {
-            println!("embedded   keyword tier ({n} chunks pending; `iret index` completes it)")
+            println!("embedded   {tier} ({n} chunks pending; `iret index` completes it)")
         }
     }
     if !s.skipped.is_empty() {
