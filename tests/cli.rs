@@ -523,3 +523,37 @@ fn a_static_index_is_read_by_the_static_model_until_indexed_again() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--static"));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_large_build_answers_from_its_static_tier_and_embeds_in_the_background() {
+    let repo = synthetic_repo(220);
+    let root = repo.path();
+    let out = run(iret()
+        .args(["index", "--background-above", "100"])
+        .arg(root));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("background"), "{err}");
+    let tier = || {
+        let out = run(iret().args(["status", "--json"]).arg(root));
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        s["tier"].as_str().unwrap_or_default().to_string()
+    };
+    // Searchable at once, from static vectors, without waiting for the transformer.
+    let doc = search_json(root, "quarryStep13x1", &["--no-refresh", "--cycles", "1"]);
+    assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+    // (The transformer needs seconds for these texts: the tier is still the static one.)
+    assert_eq!(doc["index"]["tier"], "static", "{doc}");
+    let started = std::time::Instant::now();
+    while tier() != "full" {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(180),
+            "the background build did not finish: {}",
+            std::fs::read_to_string(root.join(".iret/background-index.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let doc = search_json(root, "quarryStep13x1", &["--no-refresh", "--cycles", "1"]);
+    assert_eq!(doc["index"]["tier"], "full", "{doc}");
+}

@@ -328,6 +328,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     embedding_cache: None,
                     // The finished index is measured: no tier first.
                     static_tier: false,
+                    tier_only_above: None,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;

@@ -202,6 +202,7 @@ impl Engine {
             force: false,
             embedding_cache: None,
             static_tier: true,
+            tier_only_above: None,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
@@ -409,6 +410,7 @@ impl Engine {
                 force: false,
                 embedding_cache: None,
                 static_tier: true,
+                tier_only_above: None,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -643,6 +645,7 @@ fn open_or_build(
             force: false,
             embedding_cache: None,
             static_tier: true,
+            tier_only_above: None,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {

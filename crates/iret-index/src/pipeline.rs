@@ -68,6 +68,9 @@ pub struct BuildOptions {
     /// A cold build's first tier carries the shipped static model's vectors (a static
     /// tier: hybrid answers within seconds) instead of none (a keyword tier).
     pub static_tier: bool,
+    /// With at least this many texts to embed, stop once the first tier is live
+    /// ([`BuildReport::deferred`]): the caller has the embedding finished elsewhere.
+    pub tier_only_above: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -90,6 +93,9 @@ pub struct BuildReport {
     pub up_to_date: bool,
     /// What went wrong on the side without stopping the build (an unusable cache).
     pub notes: Vec<String>,
+    /// Texts left to embed: the build stopped at its first tier
+    /// ([`BuildOptions::tier_only_above`]); 0 when it embedded everything.
+    pub deferred: usize,
 }
 
 impl BuildReport {
@@ -279,15 +285,39 @@ fn run(
     let (fresh, embedded, notes) = if new.texts.is_empty() {
         (Vec::new(), 0, Vec::new())
     } else {
-        embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)?
+        match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
+            Embedded::Done(fresh, embedded, notes) => (fresh, embedded, notes),
+            Embedded::Deferred(missing) => {
+                let report = BuildReport {
+                    files: asm.files.len(),
+                    chunks: asm.chunks.len(),
+                    changed_files: asm.changed_files,
+                    removed_files: asm.removed_files,
+                    embedded: 0,
+                    cached: new.texts.len() - missing,
+                    reused_chunks: asm.kept + asm.revived.len(),
+                    seconds: started.elapsed().as_secs_f64(),
+                    skipped,
+                    up_to_date: false,
+                    notes: Vec::new(),
+                    deferred: missing,
+                };
+                return Ok((report, None));
+            }
+        }
     };
     phases.mark("cache");
     let dims = embedder.dims();
     let (fresh_chunks, fresh_terms) = fresh.split_at(new.chunks * dims);
     let vocab = built.vocab(carried.vocab.as_ref(), fresh_terms, dims);
     let data = built.vectors(carried.vectors.as_ref(), fresh_chunks, dims);
+    let flat = Vectors::new(dims, data);
     let vectors = update_graph(
-        Vectors::new(dims, data),
+        if embedder.is_cheap() {
+            flat.quick()
+        } else {
+            flat
+        },
         carried.vectors.take(),
         &asm.remap,
         &asm.revived,
@@ -314,6 +344,7 @@ fn run(
         skipped,
         up_to_date: false,
         notes,
+        deferred: 0,
     };
     let index = Index {
         generation,
@@ -459,9 +490,17 @@ impl<'a> Built<'a> {
     }
 }
 
-/// Embeds the new texts through the cache (first committing the keyword tier when there
-/// are many to embed); returns their vectors, how many the model embedded and what went
-/// wrong with the cache.
+/// What [`embed_new`] did.
+enum Embedded {
+    /// The vectors of the new texts, how many the model embedded, what went wrong with
+    /// the cache.
+    Done(Vec<f32>, usize, Vec<String>),
+    /// A tier is live; these many texts are left to embed (`tier_only_above`).
+    Deferred(usize),
+}
+
+/// Embeds the new texts through the cache (first committing a static or keyword tier
+/// when there are many to embed, and stopping there past `opts.tier_only_above`).
 fn embed_new(
     store: &IndexDir,
     embedder: &dyn Embedder,
@@ -470,11 +509,11 @@ fn embed_new(
     built: &Built,
     carried: &Carried,
     phases: &mut Phases,
-) -> Result<(Vec<f32>, usize, Vec<String>), BuildError> {
+) -> Result<Embedded, BuildError> {
     if embedder.is_cheap() {
         let vectors = embed_directly(&new.texts, embedder)?;
         phases.mark("embed");
-        return Ok((vectors, new.texts.len(), Vec::new()));
+        return Ok(Embedded::Done(vectors, new.texts.len(), Vec::new()));
     }
     let shared = opts.embedding_cache.clone().unwrap_or_else(user_dir);
     let mut cache = EmbeddingCache::open(&shared, Some(&store.dir));
@@ -482,7 +521,8 @@ fn embed_new(
     let model = embedder.model_id();
     let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
     cache.load(&keys);
-    if count_missing(&keys, &cache) >= KEYWORD_TIER_MIN {
+    let missing = count_missing(&keys, &cache);
+    if missing >= KEYWORD_TIER_MIN {
         // Static vectors only where nothing is carried over: one generation, one space.
         let fast = opts
             .static_tier
@@ -499,6 +539,9 @@ fn embed_new(
                 phases.mark("keyword tier");
             }
         }
+        if opts.tier_only_above.is_some_and(|n| missing >= n) {
+            return Ok(Embedded::Deferred(missing));
+        }
     }
     let progress_file = store.dir.join(PROGRESS_FILE);
     let out = embed_all(
@@ -513,7 +556,7 @@ fn embed_new(
     let (vectors, embedded) = out?;
     phases.mark("embed");
     cache.save();
-    Ok((vectors, embedded, cache.take_notes()))
+    Ok(Embedded::Done(vectors, embedded, cache.take_notes()))
 }
 
 /// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
@@ -684,6 +727,7 @@ fn up_to_date(
         skipped: skipped_by_reason,
         up_to_date: true,
         notes: Vec::new(),
+        deferred: 0,
     })
 }
 

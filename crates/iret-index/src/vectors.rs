@@ -17,7 +17,12 @@ use hnsw_rs::prelude::*;
 use std::path::Path;
 
 const MAX_CONNECTIONS: usize = 16;
+/// Candidates kept while inserting a point (graph quality against build time).
 const EF_CONSTRUCTION: usize = 100;
+/// The same for a cheap model's vectors (a static index): a 249k-chunk graph builds in
+/// 28 s instead of 61 s (BENCHMARKS.md, session 9); a static vector is a coarser
+/// neighbour than the graph's search error.
+const EF_CONSTRUCTION_QUICK: usize = 40;
 const BASENAME: &str = "hnsw";
 /// hnsw_rs's (private) NB_LAYER_MAX: a graph with fewer layers cannot be dumped.
 const HNSW_LAYERS: usize = 16;
@@ -66,6 +71,8 @@ pub struct Vectors {
     hnsw: Option<Hnsw<'static, f16, UnitDot>>,
     /// Graph point → chunk (or [`DEAD`]); one entry per point of `hnsw`.
     slots: Vec<u32>,
+    /// `ef_construction` of a graph built from these vectors.
+    effort: usize,
 }
 
 impl Vectors {
@@ -75,7 +82,15 @@ impl Vectors {
             data,
             hnsw: None,
             slots: Vec::new(),
+            effort: EF_CONSTRUCTION,
         }
+    }
+
+    /// A graph built from these vectors takes less care ([`EF_CONSTRUCTION_QUICK`]): for
+    /// a cheap model's vectors.
+    pub fn quick(mut self) -> Self {
+        self.effort = EF_CONSTRUCTION_QUICK;
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -99,8 +114,7 @@ impl Vectors {
             return;
         }
         // hnsw_rs only dumps graphs built with its maximum layer count.
-        let hnsw =
-            Hnsw::<f16, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, EF_CONSTRUCTION, UnitDot);
+        let hnsw = Hnsw::<f16, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, self.effort, UnitDot);
         let points = to_f16(&self.data);
         let rows: Vec<(&[f16], usize)> = points.chunks_exact(self.dims).zip(0..n).collect();
         hnsw.parallel_insert_slice(&rows);
@@ -208,6 +222,7 @@ impl Vectors {
                 data,
                 hnsw: Some(hnsw),
                 slots,
+                effort: EF_CONSTRUCTION,
             }),
             _ => {
                 eprintln!(

@@ -18,6 +18,16 @@ pub struct Args {
     /// re-embeds it with the transformer.
     #[arg(long = "static")]
     pub static_model: bool,
+    /// Embed in the foreground however many texts there are. Without it, a build with
+    /// more than --background-above texts to embed stops once its static tier is live
+    /// (searches answer from it at once) and finishes the embedding in a background
+    /// `iret index`.
+    #[arg(long)]
+    pub wait: bool,
+    /// Texts to embed above which the embedding goes to the background (about 12 min of
+    /// the transformer on 2 cores at 50,000).
+    #[arg(long, default_value_t = 50_000, value_name = "TEXTS")]
+    pub background_above: usize,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -38,13 +48,53 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         embedding_cache: None,
         // A cold build answers from static vectors within seconds, while the model embeds.
         static_tier: true,
+        tier_only_above: (!args.wait).then_some(args.background_above),
     };
     let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {
         eprintln!("iret: warning: {note}");
     }
+    if report.deferred > 0 {
+        let pid = embed_in_background(cli, args, &index_dir)?;
+        eprintln!(
+            "iret: {} files, {} chunks: the first tier is live and searches answer from it now; \
+             {} texts are left to embed, more than --background-above {}, so a background \
+             `iret index` (pid {pid}) embeds them (`iret status` follows it; its log: {}; \
+             `iret index --wait` embeds in the foreground)",
+            report.files,
+            report.chunks,
+            report.deferred,
+            args.background_above,
+            index_dir.join(BACKGROUND_LOG).display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     if !args.quiet {
         eprintln!("{}", report.summary());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The background build's output, beside the index.
+const BACKGROUND_LOG: &str = "background-index.log";
+
+/// Starts `iret index --wait` on the same repository, detached from this terminal (its own
+/// process group: Ctrl-C here does not stop it), and returns its pid.
+fn embed_in_background(cli: &Cli, args: &Args, index_dir: &std::path::Path) -> anyhow::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let log = std::fs::File::create(index_dir.join(BACKGROUND_LOG))?;
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(dir) = &cli.model_dir {
+        cmd.arg("--model-dir").arg(dir);
+    }
+    cmd.args(["index", "-q", "--wait"])
+        .arg(&args.at.path)
+        .arg("--index-dir")
+        .arg(index_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0);
+    Ok(cmd.spawn()?.id())
 }

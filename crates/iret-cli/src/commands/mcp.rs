@@ -162,7 +162,7 @@ fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
         root.display()
     );
     let child = std::process::Command::new(exe)
-        .args(["index", "-q"])
+        .args(["index", "-q", "--wait"])
         .arg(root)
         .arg("--index-dir")
         .arg(dir)
