@@ -28,7 +28,7 @@ enum Kind {
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
     /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol rla sc k1 b vk kk rrf;
-    /// iterative also lcw rw rwl).
+    /// iterative also lcw rw rwl et).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
         let mut mode = Self::parse_base(name)?;
@@ -68,7 +68,8 @@ impl Mode {
                 "vk" => params.vector_k = x as usize,
                 "kk" => params.keyword_k = x as usize,
                 "rrf" => params.fusion = Fusion::Rrf(x),
-                "lcw" | "rw" | "rwl" => match &mut mode.kind {
+                "lcw" | "rw" | "rwl" | "et" => match &mut mode.kind {
+                    Kind::Iterative(o) if k == "et" => o.evaluate_top = x as usize,
                     Kind::Iterative(o) if k == "lcw" => o.later_cycles_weight = x,
                     Kind::Iterative(o) if k == "rw" => o.relevance_weight = x,
                     Kind::Iterative(o) => o.report_relevance_weight = x,
