@@ -1,4 +1,5 @@
 use crate::Cli;
+use anyhow::Context;
 use iret_embed::{Embedder, TokenCounter};
 use iret_engine::{Engine, OpenOptions};
 use iret_mcp::roots::Roots;
@@ -64,7 +65,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let opener = Opener {
         embedder,
         tokens,
-        static_model: (cli.model_dir.is_none()).then(std::sync::OnceLock::new),
+        shipped: cli.model_dir.is_none(),
         index: !args.no_index,
         refresh: !args.no_refresh,
     };
@@ -93,29 +94,23 @@ type Model = (Arc<dyn Embedder>, Arc<TokenCounter>);
 struct Opener {
     embedder: Arc<dyn Embedder>,
     tokens: Arc<TokenCounter>,
-    /// The shipped static model (none when `--model-dir` names the model for all).
-    static_model: Option<std::sync::OnceLock<Model>>,
+    /// The shipped models serve (no `--model-dir`): an index built with `--static` is
+    /// read by the shipped static model.
+    shipped: bool,
     index: bool,
     refresh: bool,
 }
 
 impl Opener {
-    /// The model that reads the index in `dir`.
+    /// The model that reads the index in `dir` (the tokenizer is the same for both).
     fn model(&self, dir: &Path) -> anyhow::Result<Model> {
-        match &self.static_model {
-            Some(cell) if super::built_static(dir) => {
-                if let Some(m) = cell.get() {
-                    return Ok(m.clone());
-                }
-                let model = iret_embed::bundled_static_model_dir()?;
-                let loaded = (
-                    iret_embed::load_model(&model)?,
-                    Arc::new(TokenCounter::load(&model)?),
-                );
-                Ok(cell.get_or_init(|| loaded).clone())
-            }
-            _ => Ok((self.embedder.clone(), self.tokens.clone())),
+        if self.shipped && super::built_static(dir) {
+            let model = iret_embed::shipped_static().context(
+                "the shipped static model (for an index built with --static) cannot be loaded",
+            )?;
+            return Ok((model, self.tokens.clone()));
         }
+        Ok((self.embedder.clone(), self.tokens.clone()))
     }
 
     fn open(&self, root: &Path, dir: &Path) -> anyhow::Result<Engine> {
