@@ -557,3 +557,34 @@ fn a_large_build_answers_from_its_static_tier_and_embeds_in_the_background() {
     let doc = search_json(root, "quarryStep13x1", &["--no-refresh", "--cycles", "1"]);
     assert_eq!(doc["index"]["tier"], "full", "{doc}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_first_search_on_a_large_repository_answers_from_the_static_tier() {
+    let repo = synthetic_repo(220);
+    let root = repo.path();
+    let out = run(iret()
+        .env("IRET_BACKGROUND_ABOVE", "100")
+        .args(["search", "quarryStep13x1", "--json", "--cycles", "1", "-C"])
+        .arg(root));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("background"), "{err}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+    assert_eq!(doc["index"]["tier"], "static", "{doc}");
+    // The background build finishes the index.
+    let started = std::time::Instant::now();
+    loop {
+        let out = run(iret().args(["status", "--json"]).arg(root));
+        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        if s["tier"] == "full" {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(180),
+            "{s}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

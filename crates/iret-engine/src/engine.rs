@@ -31,6 +31,9 @@ pub struct OpenOptions {
     /// background thread: for long-lived engines (`iret mcp`). Otherwise calls answer from
     /// it by keywords until `iret index` completes it.
     pub complete_in_background: bool,
+    /// A first build with at least this many texts to embed stops once its tier is
+    /// live ([`Engine::deferred`]): the caller has the rest embedded elsewhere.
+    pub tier_only_above: Option<usize>,
 }
 
 impl Default for OpenOptions {
@@ -41,6 +44,7 @@ impl Default for OpenOptions {
             wait: Duration::from_secs(600),
             refresh: true,
             complete_in_background: false,
+            tier_only_above: None,
         }
     }
 }
@@ -82,6 +86,8 @@ pub struct Engine {
     refresh: bool,
     /// What opening did, for the caller to report (`built`, `waited`, `opened`).
     pub opened: String,
+    /// Texts the first build left to embed (`OpenOptions::tier_only_above`); 0: none.
+    pub deferred: usize,
 }
 
 impl Engine {
@@ -97,7 +103,7 @@ impl Engine {
         if !root.is_dir() {
             anyhow::bail!("{} is not a directory", root.display());
         }
-        let (index, opened) = open_or_build(root, index_dir, embedder.as_ref(), opts)?;
+        let (index, opened, deferred) = open_or_build(root, index_dir, embedder.as_ref(), opts)?;
         let mut engine = Self::with_corpus(
             root,
             index_dir,
@@ -108,6 +114,7 @@ impl Engine {
         engine.refresh = opts.refresh;
         engine.background = opts.complete_in_background;
         engine.opened = opened;
+        engine.deferred = deferred;
         Ok(engine)
     }
 
@@ -131,6 +138,7 @@ impl Engine {
             background: false,
             refresh: false,
             opened: "opened".into(),
+            deferred: 0,
         }
     }
 
@@ -622,9 +630,9 @@ fn open_or_build(
     index_dir: &Path,
     embedder: &dyn Embedder,
     opts: &OpenOptions,
-) -> anyhow::Result<(Index, String)> {
+) -> anyhow::Result<(Index, String, usize)> {
     match Index::open(index_dir, Some(embedder.model_id())) {
-        Ok(index) => return Ok((index, "opened".into())),
+        Ok(index) => return Ok((index, "opened".into(), 0)),
         Err(StoreError::Missing(_)) if opts.index_if_missing => {}
         Err(StoreError::Outdated { reason, .. }) if opts.index_if_missing => {
             // Written by another iret version or model: it is rebuilt (reusing the
@@ -645,7 +653,7 @@ fn open_or_build(
             force: false,
             embedding_cache: None,
             static_tier: true,
-            tier_only_above: None,
+            tier_only_above: opts.tier_only_above,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {
@@ -654,7 +662,18 @@ fn open_or_build(
                     None => Index::open(index_dir, Some(embedder.model_id()))?,
                 };
                 let how = if said { "waited, then built" } else { "built" };
-                return Ok((index, format!("{how}: {}", report.summary())));
+                if report.deferred > 0 {
+                    let tier = index.manifest.tier();
+                    return Ok((
+                        index,
+                        format!(
+                            "{how} the {tier} tier: {} files, {} chunks; {} texts left to embed",
+                            report.files, report.chunks, report.deferred
+                        ),
+                        report.deferred,
+                    ));
+                }
+                return Ok((index, format!("{how}: {}", report.summary()), 0));
             }
             Err(BuildError::Store(StoreError::Locked(_))) => {
                 // Another iret is building the first index: wait for it.
@@ -663,6 +682,7 @@ fn open_or_build(
                         index,
                         "another iret is building the index; answering from what it has written"
                             .into(),
+                        0,
                     ));
                 }
                 if !said {

@@ -26,7 +26,7 @@ pub struct Args {
     pub wait: bool,
     /// Texts to embed above which the embedding goes to the background (about 12 min of
     /// the transformer on 2 cores at 50,000).
-    #[arg(long, default_value_t = 50_000, value_name = "TEXTS")]
+    #[arg(long, env = "IRET_BACKGROUND_ABOVE", default_value_t = super::BACKGROUND_ABOVE, value_name = "TEXTS")]
     pub background_above: usize,
 }
 
@@ -55,7 +55,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("iret: warning: {note}");
     }
     if report.deferred > 0 {
-        let pid = embed_in_background(cli, args, &index_dir)?;
+        let pid = super::embed_in_background(cli, &args.at.path, &index_dir)?;
         eprintln!(
             "iret: {} files, {} chunks: the first tier is live and searches answer from it now; \
              {} texts are left to embed, more than --background-above {}, so a background \
@@ -65,7 +65,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             report.chunks,
             report.deferred,
             args.background_above,
-            index_dir.join(BACKGROUND_LOG).display()
+            index_dir.join(super::BACKGROUND_LOG).display()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -73,28 +73,4 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         eprintln!("{}", report.summary());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The background build's output, beside the index.
-const BACKGROUND_LOG: &str = "background-index.log";
-
-/// Starts `iret index --wait` on the same repository, detached from this terminal (its own
-/// process group: Ctrl-C here does not stop it), and returns its pid.
-fn embed_in_background(cli: &Cli, args: &Args, index_dir: &std::path::Path) -> anyhow::Result<u32> {
-    use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe()?;
-    let log = std::fs::File::create(index_dir.join(BACKGROUND_LOG))?;
-    let mut cmd = std::process::Command::new(exe);
-    if let Some(dir) = &cli.model_dir {
-        cmd.arg("--model-dir").arg(dir);
-    }
-    cmd.args(["index", "-q", "--wait"])
-        .arg(&args.at.path)
-        .arg("--index-dir")
-        .arg(index_dir)
-        .stdin(std::process::Stdio::null())
-        .stdout(log.try_clone()?)
-        .stderr(log)
-        .process_group(0);
-    Ok(cmd.spawn()?.id())
 }

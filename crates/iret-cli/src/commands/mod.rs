@@ -96,11 +96,58 @@ pub fn open_engine(
         progress: std::io::stderr().is_terminal(),
         refresh,
         complete_in_background: long_lived,
+        // A short-lived process answers from the static tier of a large first build;
+        // a background `iret index` embeds the rest (a long-lived one completes it itself).
+        tier_only_above: (!long_lived).then(background_above),
         ..OpenOptions::default()
     };
     let engine = Engine::open(&root, &dir, embedder, Some(tokens), &opts)?;
     if engine.opened != "opened" {
         eprintln!("iret: {}", engine.opened);
     }
+    if engine.deferred > 0 {
+        let pid = embed_in_background(cli, &root, &dir)?;
+        eprintln!(
+            "iret: answering from the first tier; a background `iret index` (pid {pid}) embeds the rest (log: {})",
+            dir.join(BACKGROUND_LOG).display()
+        );
+    }
     Ok(engine)
+}
+
+/// The background build's output, beside the index.
+pub const BACKGROUND_LOG: &str = "background-index.log";
+
+/// Texts to embed above which a first build stops at its static tier and a background
+/// `iret index --wait` embeds the rest (`IRET_BACKGROUND_ABOVE` changes it; `iret index
+/// --background-above` too).
+pub const BACKGROUND_ABOVE: usize = 50_000;
+
+/// [`BACKGROUND_ABOVE`], or `IRET_BACKGROUND_ABOVE` when set to a number.
+pub fn background_above() -> usize {
+    std::env::var("IRET_BACKGROUND_ABOVE")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(BACKGROUND_ABOVE)
+}
+
+/// Starts `iret index --wait` on `root`, detached from this terminal (its own process
+/// group: Ctrl-C here does not stop it), and returns its pid.
+pub fn embed_in_background(cli: &Cli, root: &Path, index_dir: &Path) -> anyhow::Result<u32> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let log = std::fs::File::create(index_dir.join(BACKGROUND_LOG))?;
+    let mut cmd = std::process::Command::new(exe);
+    if let Some(dir) = &cli.model_dir {
+        cmd.arg("--model-dir").arg(dir);
+    }
+    cmd.args(["index", "-q", "--wait"])
+        .arg(root)
+        .arg("--index-dir")
+        .arg(index_dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .process_group(0);
+    Ok(cmd.spawn()?.id())
 }
