@@ -540,14 +540,18 @@ fn an_edit_during_the_background_embedding_is_taken_in_without_a_call_waiting() 
         "export function lanternQuayTally(n: number) {\n  return n * 7;\n}\n",
     )
     .unwrap();
-    // Answered from the keyword tier at once: the update goes to the background build.
+    // Answered from the first tier at once: the update goes to the background build
+    // (which, on a slow build of the tests, may already have finished: then the answer
+    // is the full index's).
     let r = c.call("search", json!({"query": "lanternQuayTally"}));
     assert!(!is_error(&r), "{r}");
+    let index = &r["structuredContent"]["index"];
     assert!(
-        r["structuredContent"]["index"]["freshness"]
+        index["freshness"]
             .as_str()
             .unwrap()
-            .starts_with("embedding"),
+            .starts_with("embedding")
+            || index["tier"] == "full",
         "{r}"
     );
     // The background build commits a keyword tier with the new file, then the whole index.
