@@ -535,25 +535,12 @@ fn a_large_build_answers_from_its_static_tier_and_embeds_in_the_background() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("background"), "{err}");
-    let tier = || {
-        let out = run(iret().args(["status", "--json"]).arg(root));
-        let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        s["tier"].as_str().unwrap_or_default().to_string()
-    };
     // Searchable at once, from static vectors, without waiting for the transformer.
     let doc = search_json(root, "quarryStep13x1", &["--no-refresh", "--cycles", "1"]);
     assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
     // (The transformer needs seconds for these texts: the tier is still the static one.)
     assert_eq!(doc["index"]["tier"], "static", "{doc}");
-    let started = std::time::Instant::now();
-    while tier() != "full" {
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(180),
-            "the background build did not finish: {}",
-            std::fs::read_to_string(root.join(".iret/background-index.log")).unwrap_or_default()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    wait_for_the_full_tier(root);
     let doc = search_json(root, "quarryStep13x1", &["--no-refresh", "--cycles", "1"]);
     assert_eq!(doc["index"]["tier"], "full", "{doc}");
 }
@@ -574,16 +561,23 @@ fn a_first_search_on_a_large_repository_answers_from_the_static_tier() {
     assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
     assert_eq!(doc["index"]["tier"], "static", "{doc}");
     // The background build finishes the index.
+    wait_for_the_full_tier(root);
+}
+
+/// Waits (at most 180 s) until `iret status` says the index at `root` is the full tier:
+/// the background build finished.
+fn wait_for_the_full_tier(root: &std::path::Path) {
     let started = std::time::Instant::now();
     loop {
         let out = run(iret().args(["status", "--json"]).arg(root));
         let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         if s["tier"] == "full" {
-            break;
+            return;
         }
         assert!(
             started.elapsed() < std::time::Duration::from_secs(180),
-            "{s}"
+            "the background build did not finish: {s} {}",
+            std::fs::read_to_string(root.join(".iret/background-index.log")).unwrap_or_default()
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     }

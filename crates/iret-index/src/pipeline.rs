@@ -590,17 +590,12 @@ fn commit_keyword_tier(
         dims,
         built.vectors(carried.vectors.as_ref(), &zero_chunks, dims),
     );
-    let tables = built.tables(&vocab, &vectors);
     let pending = if carried.vectors.is_none() {
         built.asm.chunks.len()
     } else {
         new.chunks
     };
-    let skipped_files = built.asm.skipped_files.clone();
-    let manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
-    let (tmp, _) = write_generation(store, manifest, &tables)?;
-    store.commit(tmp)?;
-    Ok(())
+    commit_tier(store, embedder, built, (&vocab, &vectors), pending, None)
 }
 
 /// The static tier of a cold build: every chunk and term embedded by the static model
@@ -617,17 +612,35 @@ fn commit_static_tier(
     let (chunk_vecs, term_vecs) = all.split_at(new.chunks * dims);
     let vocab = built.vocab(None, term_vecs, dims);
     let vectors = Vectors::new(dims, built.vectors(None, chunk_vecs, dims));
-    let tables = built.tables(&vocab, &vectors);
-    let skipped_files = built.asm.skipped_files.clone();
-    let mut manifest = manifest_of(
+    let pending = built.asm.chunks.len();
+    commit_tier(
+        store,
         embedder,
-        &tables,
-        built.skipped,
-        skipped_files,
-        built.asm.chunks.len(),
-    );
-    manifest.dims = dims;
-    manifest.static_tier = Some(fast.model_id().to_string());
+        built,
+        (&vocab, &vectors),
+        pending,
+        Some(fast),
+    )
+}
+
+/// Writes and commits a tier generation of `built` with these vocabulary and vectors,
+/// `pending` chunks still to embed by `embedder`; `fast`: the static model whose vectors
+/// these are (a static tier), None for a keyword tier.
+fn commit_tier(
+    store: &IndexDir,
+    embedder: &dyn Embedder,
+    built: &Built,
+    (vocab, vectors): (&Vocab, &Vectors),
+    pending: usize,
+    fast: Option<&dyn Embedder>,
+) -> Result<(), BuildError> {
+    let tables = built.tables(vocab, vectors);
+    let skipped_files = built.asm.skipped_files.clone();
+    let mut manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
+    if let Some(fast) = fast {
+        manifest.dims = fast.dims();
+        manifest.static_tier = Some(fast.model_id().to_string());
+    }
     let (tmp, _) = write_generation(store, manifest, &tables)?;
     store.commit(tmp)?;
     Ok(())

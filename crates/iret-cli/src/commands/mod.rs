@@ -36,12 +36,12 @@ pub fn model_dir(cli: &Cli) -> anyhow::Result<PathBuf> {
     Ok(locate_model_dir(cli.model_dir.as_deref())?)
 }
 
-/// The model that builds or reads the index in `index_dir`: `--model-dir`/`IRET_MODEL_DIR`
-/// when given; else the shipped static model when asked for (`iret index --static`) or
-/// when the index was built with a static model (so a static index is read, and
-/// refreshed, by the model that built it); else the shipped transformer.
-pub fn model_dir_for(cli: &Cli, index_dir: &Path, want_static: bool) -> anyhow::Result<PathBuf> {
-    if cli.model_dir.is_none() && (want_static || built_static(index_dir)) {
+/// The model that reads the index in `index_dir`: `--model-dir`/`IRET_MODEL_DIR` when
+/// given; else the shipped static model when the index was built with a static model
+/// (`iret index --static`: read, and refreshed, by the model that built it); else the
+/// shipped transformer.
+pub fn model_dir_for(cli: &Cli, index_dir: &Path) -> anyhow::Result<PathBuf> {
+    if cli.model_dir.is_none() && built_static(index_dir) {
         return Ok(iret_embed::bundled_static_model_dir()?);
     }
     model_dir(cli)
@@ -81,7 +81,7 @@ pub fn open_engine(
     long_lived: bool,
 ) -> anyhow::Result<Engine> {
     let (root, dir) = locate(path, index_dir);
-    let model = model_dir_for(cli, &dir, false)?;
+    let model = model_dir_for(cli, &dir)?;
     let embedder = iret_embed::load_model(&model)?;
     let tokens = Arc::new(TokenCounter::load(&model)?);
     let never_indexed = !dir.join("CURRENT").is_file();
