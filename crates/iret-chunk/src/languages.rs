@@ -12,6 +12,20 @@ pub enum Language {
     Go,
     Java,
     Ruby,
+    Php,
+    Swift,
+    Haskell,
+    Lua,
+    Zig,
+    OCaml,
+    OCamlInterface,
+    Dart,
+    ObjC,
+    Julia,
+    R,
+    Kotlin,
+    Scala,
+    Elixir,
 }
 
 /// How a grammar names things: node kinds that declare a symbol, with the label used
@@ -19,10 +33,37 @@ pub enum Language {
 pub(crate) struct Spec {
     pub grammar: tree_sitter::Language,
     pub declarations: &'static [(&'static str, &'static str)],
-    /// Assignments declare things (`app.use = function …` in JS, `X = …` in Python); in
-    /// C-family code they are just statements.
-    pub assignments_declare: bool,
+    /// Assignments that declare what their left side names: `(node kind, left field,
+    /// right-hand kinds)`, any right-hand side when the last is empty (`app.use =
+    /// function …` in JS, `X = …` in Python, `f <- function(x)` in R). In C-family code
+    /// assignments are just statements.
+    pub assignments: &'static [Assignment],
+    /// Calls that declare (Elixir's `def name(…)`, `defmodule Name`): `(callee, label)`.
+    pub calls: &'static [(&'static str, &'static str)],
+    /// Node kinds that hold a name, for declarations without a `name` field (OCaml's
+    /// `let_binding`, Julia's signature, Zig's `const S = struct`): the first such node
+    /// in the declaration's head names it.
+    pub name_kinds: &'static [&'static str],
+    /// Node kinds that wrap one declaration in this grammar (Objective-C's
+    /// `implementation_definition`, Dart's `member_declaration`), beside the shared ones.
+    pub wrappers: &'static [&'static str],
+    /// Text that opens a node documenting the declaration after it, kept with that
+    /// declaration as a doc comment is (Elixir's `@doc`, `@spec`).
+    pub docs: &'static [&'static str],
+    /// Declarations smaller than `Limits::min` merge with their neighbours, as other
+    /// small pieces do (Elixir's one-line `def`s); otherwise each declaration larger
+    /// than the group it follows keeps its own chunk.
+    pub merge_declarations: bool,
 }
+
+/// `(node kind, left field, right-hand kinds)` of an assignment that declares.
+pub(crate) type Assignment = (&'static str, &'static str, &'static [&'static str]);
+
+const NO_ASSIGNMENTS: &[Assignment] = &[];
+const JS_ASSIGNMENTS: &[Assignment] = &[("assignment_expression", "left", &[])];
+const PY_ASSIGNMENTS: &[Assignment] = &[("assignment", "left", &[])];
+const R_ASSIGNMENTS: &[Assignment] = &[("binary_operator", "lhs", &["function_definition"])];
+const IDENTIFIER: &[&str] = &["identifier"];
 
 const TS_DECLS: &[(&str, &str)] = &[
     ("function_declaration", "function"),
@@ -92,10 +133,175 @@ const RUBY_DECLS: &[(&str, &str)] = &[
     ("module", "module"),
 ];
 
+const PHP_DECLS: &[(&str, &str)] = &[
+    ("class_declaration", "class"),
+    ("interface_declaration", "interface"),
+    ("trait_declaration", "trait"),
+    ("enum_declaration", "enum"),
+    ("function_definition", "function"),
+    ("method_declaration", "method"),
+    ("property_declaration", "property"),
+    ("const_element", "const"),
+];
+
+const SWIFT_DECLS: &[(&str, &str)] = &[
+    ("class_declaration", "class"),
+    ("protocol_declaration", "protocol"),
+    ("function_declaration", "func"),
+    ("protocol_function_declaration", "func"),
+    ("init_declaration", "init"),
+    ("subscript_declaration", "subscript"),
+    ("property_declaration", "var"),
+    ("protocol_property_declaration", "var"),
+    ("typealias_declaration", "typealias"),
+    ("associatedtype_declaration", "associatedtype"),
+    ("enum_entry", "case"),
+];
+
+const HASKELL_DECLS: &[(&str, &str)] = &[
+    ("function", "function"),
+    ("bind", "function"),
+    ("signature", "signature"),
+    ("data_type", "data"),
+    ("newtype", "newtype"),
+    ("type_synonym", "type"),
+    ("type_family", "type"),
+    ("class", "class"),
+    ("instance", "instance"),
+];
+
+const LUA_DECLS: &[(&str, &str)] = &[("function_declaration", "function")];
+
+const ZIG_DECLS: &[(&str, &str)] = &[
+    ("function_declaration", "fn"),
+    ("variable_declaration", "const"),
+    ("test_declaration", "test"),
+    ("container_field", "field"),
+];
+
+const OCAML_DECLS: &[(&str, &str)] = &[
+    ("value_definition", "let"),
+    ("type_definition", "type"),
+    ("module_definition", "module"),
+    ("module_type_definition", "module type"),
+    ("class_definition", "class"),
+    ("external", "external"),
+    ("exception_definition", "exception"),
+    ("value_specification", "val"),
+    ("method_definition", "method"),
+];
+
+const DART_DECLS: &[(&str, &str)] = &[
+    ("class_declaration", "class"),
+    ("mixin_declaration", "mixin"),
+    ("extension_declaration", "extension"),
+    ("extension_type_declaration", "extension type"),
+    ("enum_declaration", "enum"),
+    ("function_signature", "function"),
+    ("getter_signature", "get"),
+    ("setter_signature", "set"),
+    ("constructor_signature", "constructor"),
+    ("factory_constructor_signature", "factory"),
+    ("type_alias", "typedef"),
+    ("initialized_identifier", "field"),
+    ("static_final_declaration", "const"),
+];
+
+const OBJC_DECLS: &[(&str, &str)] = &[
+    ("class_interface", "interface"),
+    ("class_implementation", "implementation"),
+    ("protocol_declaration", "protocol"),
+    ("method_definition", "method"),
+    ("method_declaration", "method"),
+    ("property_declaration", "property"),
+    ("function_definition", "function"),
+    ("struct_specifier", "struct"),
+    ("enum_specifier", "enum"),
+];
+
+const JULIA_DECLS: &[(&str, &str)] = &[
+    ("function_definition", "function"),
+    ("macro_definition", "macro"),
+    ("struct_definition", "struct"),
+    ("abstract_definition", "abstract type"),
+    ("primitive_definition", "primitive type"),
+    ("module_definition", "module"),
+    ("const_statement", "const"),
+];
+
+const R_DECLS: &[(&str, &str)] = &[];
+
+const KOTLIN_DECLS: &[(&str, &str)] = &[
+    ("class_declaration", "class"),
+    ("object_declaration", "object"),
+    ("companion_object", "companion object"),
+    ("function_declaration", "fun"),
+    ("property_declaration", "val"),
+    ("type_alias", "typealias"),
+];
+
+const SCALA_DECLS: &[(&str, &str)] = &[
+    ("class_definition", "class"),
+    ("object_definition", "object"),
+    ("trait_definition", "trait"),
+    ("enum_definition", "enum"),
+    ("function_definition", "def"),
+    ("function_declaration", "def"),
+    ("val_definition", "val"),
+    ("var_definition", "var"),
+    ("val_declaration", "val"),
+    ("type_definition", "type"),
+    ("given_definition", "given"),
+    ("extension_definition", "extension"),
+];
+
+const ELIXIR_CALLS: &[(&str, &str)] = &[
+    ("defmodule", "defmodule"),
+    ("defprotocol", "defprotocol"),
+    ("defimpl", "defimpl"),
+    ("def", "def"),
+    ("defp", "defp"),
+    ("defmacro", "defmacro"),
+    ("defmacrop", "defmacrop"),
+    ("defguard", "defguard"),
+    ("defdelegate", "defdelegate"),
+    ("defstruct", "defstruct"),
+    ("defexception", "defexception"),
+    ("defcallback", "defcallback"),
+];
+
 impl Language {
+    /// Every language with a grammar.
+    pub const ALL: &'static [Language] = &[
+        Language::TypeScript,
+        Language::Tsx,
+        Language::JavaScript,
+        Language::Python,
+        Language::Rust,
+        Language::Go,
+        Language::Java,
+        Language::Ruby,
+        Language::Php,
+        Language::Swift,
+        Language::Haskell,
+        Language::Lua,
+        Language::Zig,
+        Language::OCaml,
+        Language::OCamlInterface,
+        Language::Dart,
+        Language::ObjC,
+        Language::Julia,
+        Language::R,
+        Language::Kotlin,
+        Language::Scala,
+        Language::Elixir,
+    ];
+
     /// By file extension; None for languages without a grammar here. C, C++, C# and shell
     /// grammars were tried and scored lower on the dev benchmark than line windows with
-    /// the definition scanner (BENCHMARKS.md), so those stay on windows.
+    /// the definition scanner (BENCHMARKS.md), so those stay on windows. `.m` is read as
+    /// Objective-C (MATLAB shares the extension; its files then fall back to windows
+    /// where the parse fails).
     pub fn from_path(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Some(match ext.as_str() {
@@ -107,6 +313,20 @@ impl Language {
             "go" => Language::Go,
             "java" => Language::Java,
             "rb" | "rake" | "gemspec" => Language::Ruby,
+            "php" => Language::Php,
+            "swift" => Language::Swift,
+            "hs" | "lhs" => Language::Haskell,
+            "lua" => Language::Lua,
+            "zig" => Language::Zig,
+            "ml" => Language::OCaml,
+            "mli" => Language::OCamlInterface,
+            "dart" => Language::Dart,
+            "m" | "mm" => Language::ObjC,
+            "jl" => Language::Julia,
+            "r" => Language::R,
+            "kt" | "kts" => Language::Kotlin,
+            "scala" | "sc" => Language::Scala,
+            "ex" | "exs" => Language::Elixir,
             _ => return None,
         })
     }
@@ -121,6 +341,20 @@ impl Language {
             Language::Go => "go",
             Language::Java => "java",
             Language::Ruby => "ruby",
+            Language::Php => "php",
+            Language::Swift => "swift",
+            Language::Haskell => "haskell",
+            Language::Lua => "lua",
+            Language::Zig => "zig",
+            Language::OCaml => "ocaml",
+            Language::OCamlInterface => "ocaml-interface",
+            Language::Dart => "dart",
+            Language::ObjC => "objective-c",
+            Language::Julia => "julia",
+            Language::R => "r",
+            Language::Kotlin => "kotlin",
+            Language::Scala => "scala",
+            Language::Elixir => "elixir",
         }
     }
 
@@ -134,14 +368,77 @@ impl Language {
             Language::Go => (tree_sitter_go::LANGUAGE.into(), GO_DECLS),
             Language::Java => (tree_sitter_java::LANGUAGE.into(), JAVA_DECLS),
             Language::Ruby => (tree_sitter_ruby::LANGUAGE.into(), RUBY_DECLS),
+            Language::Php => (tree_sitter_php::LANGUAGE_PHP.into(), PHP_DECLS),
+            Language::Swift => (tree_sitter_swift::LANGUAGE.into(), SWIFT_DECLS),
+            Language::Haskell => (tree_sitter_haskell::LANGUAGE.into(), HASKELL_DECLS),
+            Language::Lua => (tree_sitter_lua::LANGUAGE.into(), LUA_DECLS),
+            Language::Zig => (tree_sitter_zig::LANGUAGE.into(), ZIG_DECLS),
+            Language::OCaml => (tree_sitter_ocaml::LANGUAGE_OCAML.into(), OCAML_DECLS),
+            Language::OCamlInterface => (
+                tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
+                OCAML_DECLS,
+            ),
+            Language::Dart => (tree_sitter_dart::LANGUAGE.into(), DART_DECLS),
+            Language::ObjC => (tree_sitter_objc::LANGUAGE.into(), OBJC_DECLS),
+            Language::Julia => (tree_sitter_julia::LANGUAGE.into(), JULIA_DECLS),
+            Language::R => (tree_sitter_r::LANGUAGE.into(), R_DECLS),
+            Language::Kotlin => (tree_sitter_kotlin_ng::LANGUAGE.into(), KOTLIN_DECLS),
+            Language::Scala => (tree_sitter_scala::LANGUAGE.into(), SCALA_DECLS),
+            Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), &[] as &[_]),
+        };
+        let assignments = match self {
+            Language::TypeScript | Language::Tsx | Language::JavaScript => JS_ASSIGNMENTS,
+            Language::Python => PY_ASSIGNMENTS,
+            Language::R => R_ASSIGNMENTS,
+            _ => NO_ASSIGNMENTS,
+        };
+        let name_kinds: &[&str] = match self {
+            Language::OCaml | Language::OCamlInterface => &[
+                "value_name",
+                "type_constructor",
+                "module_name",
+                "module_type_name",
+                "class_name",
+                "constructor_name",
+            ],
+            Language::Swift => &["simple_identifier", "type_identifier"],
+            Language::Kotlin => &["identifier", "simple_identifier", "type_identifier"],
+            Language::Haskell => &["variable", "name", "constructor"],
+            Language::Elixir => &["identifier", "alias"],
+            Language::Php => &["name"],
+            _ => IDENTIFIER,
         };
         Spec {
             grammar,
             declarations,
-            assignments_declare: matches!(
-                self,
-                Language::TypeScript | Language::Tsx | Language::JavaScript | Language::Python
-            ),
+            assignments,
+            calls: if self == Language::Elixir {
+                ELIXIR_CALLS
+            } else {
+                &[]
+            },
+            name_kinds,
+            wrappers: match self {
+                Language::ObjC => &["implementation_definition"],
+                Language::Dart => &[
+                    "member_declaration",
+                    "method_declaration",
+                    "declaration",
+                    "method_signature",
+                    "initialized_identifier_list",
+                    "static_final_declaration_list",
+                    "top_level_variable_declaration",
+                ],
+                _ => &[],
+            },
+            docs: match self {
+                Language::Elixir => &["@doc ", "@doc\n", "@spec ", "@impl ", "@typedoc "],
+                _ => &[],
+            },
+            // Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's
+            // and Elixir's many one-line declarations embed better together; Go's,
+            // Scala's and Ruby's lose when merged.
+            merge_declarations: matches!(self, Language::Kotlin | Language::Elixir),
         }
     }
 }

@@ -55,7 +55,7 @@ pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chu
     if pieces.is_empty() {
         return None;
     }
-    Some(pack(src, pieces, limits))
+    Some(pack(src, pieces, limits, spec.merge_declarations))
 }
 
 fn collect(
@@ -100,35 +100,34 @@ fn collect(
             end: child.end_byte(),
             symbol: child_path,
             is_decl: decl.is_some(),
-            is_comment: child.kind().contains("comment"),
+            is_comment: child.kind().contains("comment") || is_doc(child, spec, src),
             defines,
         });
     }
+}
+
+/// A node that documents the declaration after it, as a comment does (Elixir's `@doc`).
+fn is_doc(node: Node, spec: &Spec, src: &str) -> bool {
+    !spec.docs.is_empty()
+        && src
+            .get(node.start_byte()..node.end_byte())
+            .is_some_and(|text| spec.docs.iter().any(|d| text.starts_with(d)))
 }
 
 /// `(label, name)` when `node` declares something (directly or through a wrapper).
 fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
     let kind = node.kind();
     if let Some((_, label)) = spec.declarations.iter().find(|(k, _)| *k == kind) {
-        let name = declared_name(node, src)?;
+        let name = declared_name(node, spec, src)?;
         return Some((label, name));
     }
-    if spec.assignments_declare && (kind == "assignment_expression" || kind == "assignment") {
-        // JS `app.use = function use() {…}`, `module.exports = …`; Python `X = …`.
-        let left = node.child_by_field_name("left")?;
-        let text = left.utf8_text(src.as_bytes()).ok()?;
-        let name = text.rsplit(['.', ':']).next()?.trim();
-        if !name.is_empty()
-            && name.len() <= 80
-            && name
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '$')
-        {
-            return Some(("assign", name.to_string()));
-        }
-        return None;
+    if let Some(found) = assignment(node, spec, src) {
+        return Some(found);
     }
-    if WRAPPERS.contains(&kind) {
+    if let Some(found) = declaring_call(node, spec, src) {
+        return Some(found);
+    }
+    if WRAPPERS.contains(&kind) || spec.wrappers.contains(&kind) {
         let mut cursor = node.walk();
         for child in node.named_children(&mut cursor) {
             if let Some(d) = declaration(child, spec, src) {
@@ -139,10 +138,66 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
     None
 }
 
-fn declared_name(node: Node, src: &str) -> Option<String> {
-    let mut field = ["name", "key", "declarator", "type"]
+/// An assignment whose left side is a plain (or dotted) name: JS `app.use = function
+/// use() {…}`, `module.exports = …`; Python `X = …`; R `f <- function(x) …`.
+fn assignment(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
+    let (_, left, right) = spec
+        .assignments
         .iter()
-        .find_map(|f| node.child_by_field_name(f))?;
+        .find(|(k, _, _)| *k == node.kind())?;
+    if !right.is_empty() {
+        let value = node.child_by_field_name(if *left == "lhs" { "rhs" } else { "right" })?;
+        if !right.contains(&value.kind()) {
+            return None;
+        }
+    }
+    let text = node
+        .child_by_field_name(left)?
+        .utf8_text(src.as_bytes())
+        .ok()?;
+    let name = text.rsplit(['.', ':']).next()?.trim();
+    let plain = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (!name.is_empty() && name.len() <= 80 && plain).then(|| ("assign", name.to_string()))
+}
+
+/// A call that declares, by its callee: Elixir's `def name(…)`, `defmodule Name`.
+fn declaring_call(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
+    if spec.calls.is_empty() || node.kind() != "call" {
+        return None;
+    }
+    let callee = node
+        .child_by_field_name("target")?
+        .utf8_text(src.as_bytes())
+        .ok()?;
+    let (_, label) = spec.calls.iter().find(|(c, _)| *c == callee)?;
+    let mut cursor = node.walk();
+    let arguments = node
+        .named_children(&mut cursor)
+        .find(|c| c.kind() == "arguments")?;
+    let name = first_name(arguments, spec, 0)?;
+    Some((label, name_text(name, src)?))
+}
+
+fn declared_name(node: Node, spec: &Spec, src: &str) -> Option<String> {
+    let named = ["name", "key", "declarator"]
+        .iter()
+        .find_map(|f| node.child_by_field_name(f));
+    // Without a name field, a name among the children (OCaml's `val x : t` names x, not
+    // its type), then the `type` field (Rust's `impl Foo`), then the first name in the
+    // declaration's head (OCaml's `let_binding`, Julia's signature, Zig's `const S = …`).
+    let mut cursor = node.walk();
+    let child_name = || {
+        node.named_children(&mut cursor)
+            .find(|c| spec.name_kinds.contains(&c.kind()))
+    };
+    let Some(mut field) = named
+        .or_else(child_name)
+        .or_else(|| node.child_by_field_name("type"))
+    else {
+        return name_text(first_name(node, spec, 0)?, src);
+    };
     // Down through declarators (Java `x = 1`) and qualified names (Ruby `Sinatra::Base`)
     // to the identifier itself.
     for _ in 0..8 {
@@ -161,17 +216,49 @@ fn declared_name(node: Node, src: &str) -> Option<String> {
             None => break,
         }
     }
-    let text = field.utf8_text(src.as_bytes()).ok()?;
-    let name: String = text
+    name_text(field, src)
+}
+
+/// Depth of the search for a name in a declaration without a name field: the head, not
+/// the body.
+const NAME_DEPTH: usize = 4;
+
+/// The first node (pre-order, leftmost first) of one of the spec's name kinds.
+fn first_name<'t>(node: Node<'t>, spec: &Spec, depth: usize) -> Option<Node<'t>> {
+    if depth > NAME_DEPTH {
+        return None;
+    }
+    let mut cursor = node.walk();
+    let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
+    children.into_iter().find_map(|child| {
+        if spec.name_kinds.contains(&child.kind()) {
+            Some(child)
+        } else if child.kind().contains("comment") || child.kind().contains("body") {
+            None
+        } else {
+            first_name(child, spec, depth + 1)
+        }
+    })
+}
+
+/// A name node's identifier: `Sinatra` of `Sinatra::Base`'s scope is handled above;
+/// a dotted name (`Node.Mapping`, Lua's `M.helper`) gives its last part.
+fn name_text(node: Node, src: &str) -> Option<String> {
+    let text = node.utf8_text(src.as_bytes()).ok()?;
+    let word = |c: char| c.is_alphanumeric() || matches!(c, '_' | '$' | '"' | '\'');
+    let head: String = text.chars().take_while(|c| word(*c) || *c == '.').collect();
+    let name: String = head
+        .rsplit('.')
+        .find(|part| !part.is_empty())
+        .unwrap_or("")
         .chars()
-        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '$' | '"' | '\''))
         .filter(|c| *c != '"' && *c != '\'')
         .collect();
-    (!name.is_empty()).then_some(name)
+    (!name.is_empty() && name.len() <= 80).then_some(name)
 }
 
 /// Merges small neighbours, splits what is still too large, and cuts on whole lines.
-fn pack(src: &str, pieces: Vec<Piece>, limits: Limits) -> Vec<Chunk> {
+fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, merge_declarations: bool) -> Vec<Chunk> {
     let lines = LineIndex::new(src);
     let mut out = Vec::new();
     let mut group: Vec<Piece> = Vec::new();
@@ -190,7 +277,8 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits) -> Vec<Chunk> {
             continue;
         }
         let joined = piece.end - group.first().map_or(piece.start, |f| f.start);
-        let small = size(&group) < limits.min || piece_size < limits.min && !piece.is_decl;
+        let small = size(&group) < limits.min
+            || piece_size < limits.min && (merge_declarations || !piece.is_decl);
         // A comment after a substantial group documents what follows: it starts a group.
         let leads = piece.is_comment
             && size(&group) >= limits.min

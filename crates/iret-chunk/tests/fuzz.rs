@@ -62,17 +62,9 @@ fn chunker_never_panics_on_random_and_mutated_input() {
         .ok()
         .and_then(|s| s.parse().ok())
         .map_or(Duration::from_secs(3), Duration::from_secs);
-    let langs = [
-        None,
-        Some(Language::TypeScript),
-        Some(Language::Tsx),
-        Some(Language::JavaScript),
-        Some(Language::Python),
-        Some(Language::Rust),
-        Some(Language::Go),
-        Some(Language::Java),
-        Some(Language::Ruby),
-    ];
+    let langs: Vec<Option<Language>> = std::iter::once(None)
+        .chain(Language::ALL.iter().copied().map(Some))
+        .collect();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let started = Instant::now();
     let mut cases = 0u64;
@@ -88,7 +80,7 @@ fn chunker_never_panics_on_random_and_mutated_input() {
             max: 64 + rng.below(2000),
             min: rng.below(400),
         };
-        for lang in langs {
+        for &lang in &langs {
             let lines = src.lines().count().max(1);
             let t = Instant::now();
             let chunks = chunk(&src, lang, limits);
