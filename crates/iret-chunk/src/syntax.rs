@@ -254,7 +254,7 @@ fn name_text(node: Node, src: &str) -> Option<String> {
         .chars()
         .filter(|c| *c != '"' && *c != '\'')
         .collect();
-    (!name.is_empty() && name.len() <= 80).then_some(name)
+    (!name.is_empty()).then_some(name)
 }
 
 /// Merges small neighbours, splits what is still too large, and cuts on whole lines.
