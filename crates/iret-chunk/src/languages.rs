@@ -359,7 +359,37 @@ impl Language {
     }
 
     pub(crate) fn spec(self) -> Spec {
-        let (grammar, declarations): (tree_sitter::Language, _) = match self {
+        let (grammar, declarations) = self.grammar();
+        Spec {
+            grammar,
+            declarations,
+            assignments: self.assignments(),
+            calls: if self == Language::Elixir {
+                ELIXIR_CALLS
+            } else {
+                &[]
+            },
+            name_kinds: self.name_kinds(),
+            wrappers: self.wrappers(),
+            docs: match self {
+                Language::Elixir => &["@doc ", "@doc\n", "@spec ", "@impl ", "@typedoc "],
+                _ => &[],
+            },
+            // Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's
+            // and Elixir's many one-line declarations embed better together; Go's,
+            // Scala's and Ruby's lose when merged.
+            merge_declarations: matches!(self, Language::Kotlin | Language::Elixir),
+        }
+    }
+
+    /// The grammar and its declaring node kinds.
+    fn grammar(
+        self,
+    ) -> (
+        tree_sitter::Language,
+        &'static [(&'static str, &'static str)],
+    ) {
+        match self {
             Language::TypeScript => (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), TS_DECLS),
             Language::Tsx => (tree_sitter_typescript::LANGUAGE_TSX.into(), TS_DECLS),
             Language::JavaScript => (tree_sitter_javascript::LANGUAGE.into(), TS_DECLS),
@@ -385,14 +415,20 @@ impl Language {
             Language::Kotlin => (tree_sitter_kotlin_ng::LANGUAGE.into(), KOTLIN_DECLS),
             Language::Scala => (tree_sitter_scala::LANGUAGE.into(), SCALA_DECLS),
             Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), &[] as &[_]),
-        };
-        let assignments = match self {
+        }
+    }
+
+    fn assignments(self) -> &'static [Assignment] {
+        match self {
             Language::TypeScript | Language::Tsx | Language::JavaScript => JS_ASSIGNMENTS,
             Language::Python => PY_ASSIGNMENTS,
             Language::R => R_ASSIGNMENTS,
             _ => NO_ASSIGNMENTS,
-        };
-        let name_kinds: &[&str] = match self {
+        }
+    }
+
+    fn name_kinds(self) -> &'static [&'static str] {
+        match self {
             Language::OCaml | Language::OCamlInterface => &[
                 "value_name",
                 "type_constructor",
@@ -407,38 +443,22 @@ impl Language {
             Language::Elixir => &["identifier", "alias"],
             Language::Php => &["name"],
             _ => IDENTIFIER,
-        };
-        Spec {
-            grammar,
-            declarations,
-            assignments,
-            calls: if self == Language::Elixir {
-                ELIXIR_CALLS
-            } else {
-                &[]
-            },
-            name_kinds,
-            wrappers: match self {
-                Language::ObjC => &["implementation_definition"],
-                Language::Dart => &[
-                    "member_declaration",
-                    "method_declaration",
-                    "declaration",
-                    "method_signature",
-                    "initialized_identifier_list",
-                    "static_final_declaration_list",
-                    "top_level_variable_declaration",
-                ],
-                _ => &[],
-            },
-            docs: match self {
-                Language::Elixir => &["@doc ", "@doc\n", "@spec ", "@impl ", "@typedoc "],
-                _ => &[],
-            },
-            // Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's
-            // and Elixir's many one-line declarations embed better together; Go's,
-            // Scala's and Ruby's lose when merged.
-            merge_declarations: matches!(self, Language::Kotlin | Language::Elixir),
+        }
+    }
+
+    fn wrappers(self) -> &'static [&'static str] {
+        match self {
+            Language::ObjC => &["implementation_definition"],
+            Language::Dart => &[
+                "member_declaration",
+                "method_declaration",
+                "declaration",
+                "method_signature",
+                "initialized_identifier_list",
+                "static_final_declaration_list",
+                "top_level_variable_declaration",
+            ],
+            _ => &[],
         }
     }
 }
