@@ -119,7 +119,7 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
     let kind = node.kind();
     if let Some((_, label)) = spec.declarations.iter().find(|(k, _)| *k == kind) {
         let name = declared_name(node, spec, src)?;
-        return Some((label, name));
+        return Some((keyword_label(node, src).unwrap_or(label), name));
     }
     if let Some(found) = assignment(node, spec, src) {
         return Some(found);
@@ -136,6 +136,19 @@ fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, Stri
         }
     }
     None
+}
+
+/// Keywords a grammar folds into one node kind and names in a `declaration_kind` field
+/// (Swift's `class_declaration` is also its `struct`, `enum`, `extension` and `actor`).
+const DECLARATION_KEYWORDS: &[&str] =
+    &["class", "struct", "enum", "extension", "actor", "protocol"];
+
+/// The declaring keyword when the grammar records it (the label then says `struct`, not
+/// `class`).
+fn keyword_label(node: Node, src: &str) -> Option<&'static str> {
+    let keyword = node.child_by_field_name("declaration_kind")?;
+    let text = keyword.utf8_text(src.as_bytes()).ok()?;
+    DECLARATION_KEYWORDS.iter().copied().find(|k| *k == text)
 }
 
 /// An assignment whose left side is a plain (or dotted) name: JS `app.use = function

@@ -113,13 +113,13 @@ extension Session: Codable {
         &chunks,
         &[
             ("protocol", "TokenStore", "protocol TokenStore"),
-            ("class", "Session", "struct Session"),
+            ("struct", "Session", "struct Session"),
             ("func", "isExpired", "func isExpired"),
         ],
     );
     assert_eq!(
         defining(&chunks, "isExpired").symbol,
-        "class Session > func isExpired"
+        "struct Session > func isExpired"
     );
 }
 
