@@ -3,7 +3,8 @@
 //!
 //! A chunk records its line span, kind and enclosing symbol path
 //! (`class Router > method use`). Large declarations split on child boundaries,
-//! tiny neighbours merge. Adding a language = a grammar + a row in [`languages`].
+//! tiny neighbours merge. Adding a language = a grammar crate + its tables in [`languages`]
+//! (declaring kinds; name kinds, wrappers, declaring calls or assignments where needed).
 mod definitions;
 mod languages;
 mod syntax;
