@@ -33,10 +33,9 @@ pub enum Language {
 pub(crate) struct Spec {
     pub grammar: tree_sitter::Language,
     pub declarations: &'static [(&'static str, &'static str)],
-    /// Assignments that declare what their left side names: `(node kind, left field,
-    /// right-hand kinds)`, any right-hand side when the last is empty (`app.use =
-    /// function …` in JS, `X = …` in Python, `f <- function(x)` in R). In C-family code
-    /// assignments are just statements.
+    /// Assignments that declare what their left side names, any right-hand side when its
+    /// kinds are empty (`app.use = function …` in JS, `X = …` in Python, `f <- function(x)`
+    /// in R). In C-family code assignments are just statements.
     pub assignments: &'static [Assignment],
     /// Calls that declare (Elixir's `def name(…)`, `defmodule Name`): `(callee, label)`.
     pub calls: &'static [(&'static str, &'static str)],
@@ -56,13 +55,18 @@ pub(crate) struct Spec {
     pub merge_declarations: bool,
 }
 
-/// `(node kind, left field, right-hand kinds)` of an assignment that declares.
-pub(crate) type Assignment = (&'static str, &'static str, &'static [&'static str]);
+/// `(node kind, left field, right field, right-hand kinds)` of an assignment that declares.
+pub(crate) type Assignment = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+);
 
 const NO_ASSIGNMENTS: &[Assignment] = &[];
-const JS_ASSIGNMENTS: &[Assignment] = &[("assignment_expression", "left", &[])];
-const PY_ASSIGNMENTS: &[Assignment] = &[("assignment", "left", &[])];
-const R_ASSIGNMENTS: &[Assignment] = &[("binary_operator", "lhs", &["function_definition"])];
+const JS_ASSIGNMENTS: &[Assignment] = &[("assignment_expression", "left", "right", &[])];
+const PY_ASSIGNMENTS: &[Assignment] = &[("assignment", "left", "right", &[])];
+const R_ASSIGNMENTS: &[Assignment] = &[("binary_operator", "lhs", "rhs", &["function_definition"])];
 const IDENTIFIER: &[&str] = &["identifier"];
 
 const TS_DECLS: &[(&str, &str)] = &[
@@ -229,7 +233,8 @@ const JULIA_DECLS: &[(&str, &str)] = &[
     ("const_statement", "const"),
 ];
 
-const R_DECLS: &[(&str, &str)] = &[];
+/// R declares by assignment, Elixir by calls: no declaring node kinds.
+const NO_DECLS: &[(&str, &str)] = &[];
 
 const KOTLIN_DECLS: &[(&str, &str)] = &[
     ("class_declaration", "class"),
@@ -411,10 +416,10 @@ impl Language {
             Language::Dart => (tree_sitter_dart::LANGUAGE.into(), DART_DECLS),
             Language::ObjC => (tree_sitter_objc::LANGUAGE.into(), OBJC_DECLS),
             Language::Julia => (tree_sitter_julia::LANGUAGE.into(), JULIA_DECLS),
-            Language::R => (tree_sitter_r::LANGUAGE.into(), R_DECLS),
+            Language::R => (tree_sitter_r::LANGUAGE.into(), NO_DECLS),
             Language::Kotlin => (tree_sitter_kotlin_ng::LANGUAGE.into(), KOTLIN_DECLS),
             Language::Scala => (tree_sitter_scala::LANGUAGE.into(), SCALA_DECLS),
-            Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), &[] as &[_]),
+            Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), NO_DECLS),
         }
     }
 

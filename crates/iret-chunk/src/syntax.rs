@@ -154,13 +154,10 @@ fn keyword_label(node: Node, src: &str) -> Option<&'static str> {
 /// An assignment whose left side is a plain (or dotted) name: JS `app.use = function
 /// use() {…}`, `module.exports = …`; Python `X = …`; R `f <- function(x) …`.
 fn assignment(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
-    let (_, left, right) = spec
-        .assignments
-        .iter()
-        .find(|(k, _, _)| *k == node.kind())?;
-    if !right.is_empty() {
-        let value = node.child_by_field_name(if *left == "lhs" { "rhs" } else { "right" })?;
-        if !right.contains(&value.kind()) {
+    let (_, left, right, values) = spec.assignments.iter().find(|(k, ..)| *k == node.kind())?;
+    if !values.is_empty() {
+        let value = node.child_by_field_name(right)?;
+        if !values.contains(&value.kind()) {
             return None;
         }
     }
@@ -242,8 +239,7 @@ fn first_name<'t>(node: Node<'t>, spec: &Spec, depth: usize) -> Option<Node<'t>>
         return None;
     }
     let mut cursor = node.walk();
-    let children: Vec<Node<'t>> = node.named_children(&mut cursor).collect();
-    children.into_iter().find_map(|child| {
+    let found = node.named_children(&mut cursor).find_map(|child| {
         if spec.name_kinds.contains(&child.kind()) {
             Some(child)
         } else if child.kind().contains("comment") || child.kind().contains("body") {
@@ -251,7 +247,8 @@ fn first_name<'t>(node: Node<'t>, spec: &Spec, depth: usize) -> Option<Node<'t>>
         } else {
             first_name(child, spec, depth + 1)
         }
-    })
+    });
+    found
 }
 
 /// A name node's identifier: `Sinatra` of `Sinatra::Base`'s scope is handled above;
