@@ -197,10 +197,12 @@ fn declared_name(node: Node, spec: &Spec, src: &str) -> Option<String> {
     // Without a name field, a name among the children (OCaml's `val x : t` names x, not
     // its type), then the `type` field (Rust's `impl Foo`), then the first name in the
     // declaration's head (OCaml's `let_binding`, Julia's signature, Zig's `const S = …`).
-    let mut cursor = node.walk();
     let child_name = || {
-        node.named_children(&mut cursor)
-            .find(|c| spec.name_kinds.contains(&c.kind()))
+        let mut cursor = node.walk();
+        let found = node
+            .named_children(&mut cursor)
+            .find(|c| spec.name_kinds.contains(&c.kind()));
+        found
     };
     let Some(mut field) = named
         .or_else(child_name)
