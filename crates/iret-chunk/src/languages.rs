@@ -26,6 +26,7 @@ pub enum Language {
     Kotlin,
     Scala,
     Elixir,
+    C,
 }
 
 /// How a grammar names things: node kinds that declare a symbol, with the label used
@@ -49,10 +50,26 @@ pub(crate) struct Spec {
     /// Text that opens a node documenting the declaration after it, kept with that
     /// declaration as a doc comment is (Elixir's `@doc`, `@spec`).
     pub docs: &'static [&'static str],
-    /// Declarations smaller than `Limits::min` merge with their neighbours, as other
-    /// small pieces do (Elixir's one-line `def`s); otherwise each declaration larger
-    /// than the group it follows keeps its own chunk.
-    pub merge_declarations: bool,
+    /// Node kinds of a function body, where declarations are locals and name nothing
+    /// (C's `compound_statement`, C#'s `block`).
+    pub bodies: &'static [&'static str],
+    /// How sibling pieces are packed into chunks.
+    pub packing: Packing,
+}
+
+/// How the pieces of one level of the tree become chunks (measured per language on the
+/// dev set, BENCHMARKS.md, issue #17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Packing {
+    /// A declaration of at least `Limits::min` keeps its own chunk; smaller pieces merge
+    /// with their neighbours.
+    Declarations,
+    /// Declarations smaller than `Limits::min` merge too (Kotlin's one-line `val`s,
+    /// Elixir's one-line `def`s).
+    MergeSmall,
+    /// Adjacent siblings fill a chunk up to `Limits::max`, as in cAST (Zhang et al.,
+    /// 2025): whole declarations, never cut, as large as the budget allows.
+    Fill,
 }
 
 /// `(node kind, left field, right field, right-hand kinds)` of an assignment that declares.
@@ -233,6 +250,18 @@ const JULIA_DECLS: &[(&str, &str)] = &[
     ("const_statement", "const"),
 ];
 
+const C_DECLS: &[(&str, &str)] = &[
+    ("function_definition", "function"),
+    ("declaration", "decl"),
+    ("type_definition", "typedef"),
+    ("struct_specifier", "struct"),
+    ("union_specifier", "union"),
+    ("enum_specifier", "enum"),
+    ("preproc_function_def", "macro"),
+    ("preproc_def", "define"),
+    ("field_declaration", "field"),
+];
+
 /// R declares by assignment, Elixir by calls: no declaring node kinds.
 const NO_DECLS: &[(&str, &str)] = &[];
 
@@ -300,11 +329,10 @@ impl Language {
         Language::Kotlin,
         Language::Scala,
         Language::Elixir,
+        Language::C,
     ];
 
-    /// By file extension; None for languages without a grammar here. C, C++, C# and shell
-    /// grammars were tried and scored lower on the dev benchmark than line windows with
-    /// the definition scanner (BENCHMARKS.md), so those stay on windows. `.m` is read as
+    /// By file extension; None for languages without a grammar here. `.m` is read as
     /// Objective-C (MATLAB shares the extension; its files then fall back to windows
     /// where the parse fails).
     pub fn from_path(path: &Path) -> Option<Self> {
@@ -332,6 +360,7 @@ impl Language {
             "kt" | "kts" => Language::Kotlin,
             "scala" | "sc" => Language::Scala,
             "ex" | "exs" => Language::Elixir,
+            "c" | "h" => Language::C,
             _ => return None,
         })
     }
@@ -360,6 +389,7 @@ impl Language {
             Language::Kotlin => "kotlin",
             Language::Scala => "scala",
             Language::Elixir => "elixir",
+            Language::C => "c",
         }
     }
 
@@ -380,10 +410,11 @@ impl Language {
                 Language::Elixir => &["@doc ", "@doc\n", "@spec ", "@impl ", "@typedoc "],
                 _ => &[],
             },
-            // Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's
-            // and Elixir's many one-line declarations embed better together; Go's,
-            // Scala's and Ruby's lose when merged.
-            merge_declarations: matches!(self, Language::Kotlin | Language::Elixir),
+            bodies: match self {
+                Language::C => &["compound_statement"],
+                _ => &[],
+            },
+            packing: self.packing(),
         }
     }
 
@@ -420,6 +451,18 @@ impl Language {
             Language::Kotlin => (tree_sitter_kotlin_ng::LANGUAGE.into(), KOTLIN_DECLS),
             Language::Scala => (tree_sitter_scala::LANGUAGE.into(), SCALA_DECLS),
             Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), NO_DECLS),
+            Language::C => (tree_sitter_c::LANGUAGE.into(), C_DECLS),
+        }
+    }
+
+    /// Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's and
+    /// Elixir's many one-line declarations embed better together; Go's, Scala's and
+    /// Ruby's lose when merged; C-family and shell code fills chunks as windows do.
+    fn packing(self) -> Packing {
+        match self {
+            Language::Kotlin | Language::Elixir => Packing::MergeSmall,
+            Language::C => Packing::Fill,
+            _ => Packing::Declarations,
         }
     }
 
@@ -454,6 +497,7 @@ impl Language {
     fn wrappers(self) -> &'static [&'static str] {
         match self {
             Language::ObjC => &["implementation_definition"],
+            Language::C => &["linkage_specification"],
             Language::Dart => &[
                 "member_declaration",
                 "method_declaration",

@@ -1,5 +1,5 @@
 //! Declaration-aware chunking over a tree-sitter parse.
-use crate::languages::{Language, Spec};
+use crate::languages::{Language, Packing, Spec};
 use crate::{windows, Chunk, Limits, LineIndex};
 use std::time::{Duration, Instant};
 use tree_sitter::{Node, Parser};
@@ -51,26 +51,40 @@ pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chu
     )?;
     let root = tree.root_node();
     let mut pieces = Vec::new();
-    collect(root, &spec, src, "", limits, 0, &mut pieces);
+    let top = Scope {
+        path: "",
+        depth: 0,
+        in_body: false,
+    };
+    collect(root, &spec, src, limits, top, &mut pieces);
     if pieces.is_empty() {
         return None;
     }
-    Some(pack(src, pieces, limits, spec.merge_declarations))
+    Some(pack(src, pieces, limits, spec.packing))
 }
 
-fn collect(
-    node: Node,
-    spec: &Spec,
-    src: &str,
-    path: &str,
-    limits: Limits,
+/// Where in the tree a walk is.
+#[derive(Clone, Copy)]
+struct Scope<'p> {
+    /// The enclosing symbol path (`class Router > method use`).
+    path: &'p str,
     depth: usize,
-    out: &mut Vec<Piece>,
-) {
+    /// Inside a function body (declarations there are locals).
+    in_body: bool,
+}
+
+fn collect(node: Node, spec: &Spec, src: &str, limits: Limits, scope: Scope, out: &mut Vec<Piece>) {
+    let Scope {
+        path,
+        depth,
+        in_body,
+    } = scope;
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         let size = child.end_byte() - child.start_byte();
-        let decl = declaration(child, spec, src);
+        // Inside a function body a declaration is a local: it names nothing.
+        let decl = (!in_body).then(|| declaration(child, spec, src)).flatten();
+        let child_in_body = in_body || spec.bodies.contains(&child.kind()) && !misparsed(node);
         let child_path = match &decl {
             // A wrapper (`export class X`) and what it wraps name the same thing once.
             Some((label, name)) if path.ends_with(&format!("{label} {name}")) => path.to_string(),
@@ -81,7 +95,12 @@ fn collect(
         let defines: Vec<String> = decl.iter().map(|(_, n)| n.clone()).collect();
         if size > limits.max && child.named_child_count() > 0 && depth < MAX_DEPTH {
             let before = out.len();
-            collect(child, spec, src, &child_path, limits, depth + 1, out);
+            let inner = Scope {
+                path: &child_path,
+                depth: depth + 1,
+                in_body: child_in_body,
+            };
+            collect(child, spec, src, limits, inner, out);
             if out.len() > before {
                 // The header (e.g. `class Foo extends Bar {`) joins the first inner piece.
                 out[before].start = out[before].start.min(child.start_byte());
@@ -106,6 +125,17 @@ fn collect(
     }
 }
 
+/// A node with a syntax error among its children: a macro the grammar cannot expand
+/// (`NLOHMANN_JSON_NAMESPACE_BEGIN namespace detail {` reads as a function `namespace`)
+/// declares nothing, and its block is not a function body.
+fn misparsed(node: Node) -> bool {
+    let mut cursor = node.walk();
+    let bad = node
+        .children(&mut cursor)
+        .any(|c| c.is_error() || c.is_missing());
+    bad
+}
+
 /// A node that documents the declaration after it, as a comment does (Elixir's `@doc`).
 fn is_doc(node: Node, spec: &Spec, src: &str) -> bool {
     !spec.docs.is_empty()
@@ -118,6 +148,9 @@ fn is_doc(node: Node, spec: &Spec, src: &str) -> bool {
 fn declaration(node: Node, spec: &Spec, src: &str) -> Option<(&'static str, String)> {
     let kind = node.kind();
     if let Some((_, label)) = spec.declarations.iter().find(|(k, _)| *k == kind) {
+        if misparsed(node) {
+            return None;
+        }
         let name = declared_name(node, spec, src)?;
         return Some((keyword_label(node, src).unwrap_or(label), name));
     }
@@ -235,6 +268,11 @@ fn declared_name(node: Node, spec: &Spec, src: &str) -> Option<String> {
 /// the body.
 const NAME_DEPTH: usize = 4;
 
+/// Parts of a declaration's head that hold other names than the declared one: its body,
+/// comments, and annotations (Kotlin's `@OptIn(…) val HttpRedirect` names
+/// `HttpRedirect`, not `OptIn`).
+const SKIPPED_IN_HEAD: &[&str] = &["comment", "body", "modifiers", "annotation", "attribute"];
+
 /// The first node (pre-order, leftmost first) of one of the spec's name kinds.
 fn first_name<'t>(node: Node<'t>, spec: &Spec, depth: usize) -> Option<Node<'t>> {
     if depth > NAME_DEPTH {
@@ -244,7 +282,7 @@ fn first_name<'t>(node: Node<'t>, spec: &Spec, depth: usize) -> Option<Node<'t>>
     let found = node.named_children(&mut cursor).find_map(|child| {
         if spec.name_kinds.contains(&child.kind()) {
             Some(child)
-        } else if child.kind().contains("comment") || child.kind().contains("body") {
+        } else if SKIPPED_IN_HEAD.iter().any(|k| child.kind().contains(k)) {
             None
         } else {
             first_name(child, spec, depth + 1)
@@ -270,7 +308,7 @@ fn name_text(node: Node, src: &str) -> Option<String> {
 }
 
 /// Merges small neighbours, splits what is still too large, and cuts on whole lines.
-fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, merge_declarations: bool) -> Vec<Chunk> {
+fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, packing: Packing) -> Vec<Chunk> {
     let lines = LineIndex::new(src);
     let mut out = Vec::new();
     let mut group: Vec<Piece> = Vec::new();
@@ -289,8 +327,13 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, merge_declarations: bool)
             continue;
         }
         let joined = piece.end - group.first().map_or(piece.start, |f| f.start);
-        let small = size(&group) < limits.min
-            || piece_size < limits.min && (merge_declarations || !piece.is_decl);
+        let small = match packing {
+            Packing::Fill => true,
+            Packing::MergeSmall => size(&group) < limits.min || piece_size < limits.min,
+            Packing::Declarations => {
+                size(&group) < limits.min || piece_size < limits.min && !piece.is_decl
+            }
+        };
         // A comment after a substantial group documents what follows: it starts a group.
         let leads = piece.is_comment
             && size(&group) >= limits.min
@@ -309,6 +352,43 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, merge_declarations: bool)
     out
 }
 
+/// Names listed in a label after its first declaration; more are counted (2% of the
+/// semble corpora's chunks hold more; listing up to 8 scored 0.0012 higher on semble dev
+/// and 0.0013 lower on vocab-dev's gap tasks, mean iterative NDCG@10: BENCHMARKS.md).
+const LABEL_NAMES: usize = 3;
+
+/// What a chunk shows, in its order: the first declaration's symbol path, then the names
+/// of the others (`function uv_tcp_init, uv_tcp_bind, uv_tcp_connect`; past three, a
+/// count: `(+2)`); the first piece's path when it declares nothing. A class header merged
+/// into its first method is context, not a declaration of its own: the method's path
+/// already names the class.
+fn label(group: &[Piece]) -> String {
+    let decls: Vec<&Piece> = group.iter().filter(|p| p.is_decl).collect();
+    let encloses = |outer: &Piece| {
+        decls.iter().any(|p| {
+            p.symbol.len() > outer.symbol.len()
+                && p.symbol.starts_with(&outer.symbol)
+                && p.symbol[outer.symbol.len()..].starts_with(" > ")
+        })
+    };
+    let mut shown = decls.iter().copied().filter(|p| !encloses(p));
+    let Some(first) = shown.next().or(group.first()) else {
+        return String::new();
+    };
+    let mut label = first.symbol.clone();
+    let rest: Vec<&str> = shown
+        .filter_map(|p| p.defines.first().map(String::as_str))
+        .collect();
+    for name in rest.iter().take(LABEL_NAMES) {
+        label.push_str(", ");
+        label.push_str(name);
+    }
+    if rest.len() > LABEL_NAMES {
+        label.push_str(&format!(" (+{})", rest.len() - LABEL_NAMES));
+    }
+    label
+}
+
 fn flush(src: &str, lines: &LineIndex, group: &mut Vec<Piece>, out: &mut Vec<Chunk>) {
     if group.is_empty() {
         return;
@@ -317,15 +397,7 @@ fn flush(src: &str, lines: &LineIndex, group: &mut Vec<Piece>, out: &mut Vec<Chu
     let end = group.last().unwrap().end.max(start + 1);
     let first = lines.line(start);
     let last = lines.line((end - 1).min(src.len().saturating_sub(1)));
-    // The largest declaration names the chunk (a class header merged into its first
-    // method is named after the method).
-    let symbol = group
-        .iter()
-        .filter(|p| p.is_decl)
-        .max_by_key(|p| p.end - p.start)
-        .or(group.first())
-        .map(|p| p.symbol.clone())
-        .unwrap_or_default();
+    let symbol = label(group);
     let mut defines = Vec::new();
     for p in group.iter() {
         for d in &p.defines {

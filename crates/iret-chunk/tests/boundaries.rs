@@ -182,3 +182,24 @@ fn java_fields_are_named_by_their_variable_not_their_type() {
     // An assignment in a method body is a statement, not a declaration.
     assert!(chunks.iter().all(|c| !c.defines.contains(&"x".to_string())));
 }
+
+#[test]
+fn a_merged_chunk_is_labelled_by_what_it_shows_in_order() {
+    // gin's context.go: two short methods in one chunk; the label named the larger
+    // (`AsciiJSON`) though the chunk shows `JSON` first.
+    let src = "package gin\n\n// JSON serializes the given struct as JSON into the response body.\nfunc (c *Context) JSON(code int, obj any) {\n\tc.Render(code, render.JSON{Data: obj})\n}\n\n// AsciiJSON serializes the given struct as JSON with unicode escaped to ASCII.\nfunc (c *Context) AsciiJSON(code int, obj any) {\n\tc.Render(code, render.AsciiJSON{Data: obj})\n}\n";
+    let chunks = chunk(src, Some(Language::Go), Limits::default());
+    assert_eq!(chunks.len(), 1, "{chunks:#?}");
+    assert_eq!(chunks[0].symbol, "method JSON, AsciiJSON");
+
+    // Past three names the rest are counted.
+    let many: String = (0..6)
+        .map(|i| format!("func f{i}() int {{ return {i} }}\n\n"))
+        .collect();
+    let chunks = chunk(
+        &format!("package p\n\n{many}"),
+        Some(Language::Go),
+        Limits::default(),
+    );
+    assert_eq!(chunks[0].symbol, "func f0, f1, f2, f3 (+2)");
+}

@@ -25,13 +25,16 @@ fn chunks_of(file: &str, src: &str) -> Vec<Chunk> {
     chunk(src, Some(lang), tight())
 }
 
-/// `names` are each defined by a chunk whose symbol ends with `label name` and whose
-/// text starts the definition (the chunk shows what its label says).
+/// `names` are each defined by a chunk whose symbol path ends with `label name` (or, in
+/// a chunk that packs several declarations, lists `name` after the first) and whose text
+/// starts the definition (the chunk shows what its label says).
 fn assert_defines(chunks: &[Chunk], expected: &[(&str, &str, &str)]) {
     for (label, name, head) in expected {
         let c = defining(chunks, name);
+        let mut parts = c.symbol.split(" (+").next().unwrap_or("").split(", ");
+        let path = parts.next().unwrap_or("");
         assert!(
-            c.symbol.ends_with(&format!("{label} {name}")),
+            path.ends_with(&format!("{label} {name}")) || parts.any(|n| n == *name),
             "{name}: symbol {:?}",
             c.symbol
         );
@@ -477,4 +480,49 @@ fn at_least_twenty_languages_have_a_grammar() {
         .map(|l| l.name().trim_end_matches("-interface"))
         .collect();
     assert!(names.len() >= 20, "{names:?}");
+}
+
+#[test]
+fn c_functions_structs_typedefs_and_macros() {
+    let src = r#"#include "uv.h"
+
+#define UV__TCP_BACKLOG 511
+#define UV__MAX(a, b) ((a) > (b) ? (a) : (b))
+
+typedef struct uv_tcp_s uv_tcp_t;
+
+struct uv__keepalive {
+  int enable;
+  unsigned int delay;
+};
+
+static int uv__tcp_keepalive(int fd, int on, unsigned int delay) {
+  int err;
+  struct uv__keepalive opts;
+  if (setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on)))
+    return UV__ERR(errno);
+  return 0;
+}
+
+int uv_tcp_init(uv_loop_t* loop, uv_tcp_t* tcp);
+"#;
+    let chunks = chunks_of("src/unix/tcp.c", src);
+    assert_defines(
+        &chunks,
+        &[
+            ("define", "UV__TCP_BACKLOG", "#define UV__TCP_BACKLOG"),
+            ("macro", "UV__MAX", "#define UV__MAX(a, b)"),
+            ("typedef", "uv_tcp_t", "typedef struct uv_tcp_s"),
+            ("struct", "uv__keepalive", "struct uv__keepalive {"),
+            (
+                "function",
+                "uv__tcp_keepalive",
+                "static int uv__tcp_keepalive",
+            ),
+            ("decl", "uv_tcp_init", "int uv_tcp_init("),
+        ],
+    );
+    // Locals of a function body name nothing, even when the body is split.
+    let all: Vec<&String> = chunks.iter().flat_map(|c| &c.defines).collect();
+    assert!(!all.iter().any(|d| *d == "err" || *d == "opts"), "{all:?}");
 }
