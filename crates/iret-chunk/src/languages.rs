@@ -332,8 +332,11 @@ impl Language {
         Language::C,
     ];
 
-    /// By file extension; None for languages without a grammar here. `.m` is read as
-    /// Objective-C (MATLAB shares the extension; its files then fall back to windows
+    /// By file extension; None for languages without a grammar here. C++, C# and shell
+    /// grammars, filled as C is, scored lower on the dev benchmark than line windows with
+    /// the definition scanner (BENCHMARKS.md, session 11), so those stay on windows; a
+    /// `.h` is read as C (C++ headers then parse with errors where they use C++). `.m` is
+    /// read as Objective-C (MATLAB shares the extension; its files then fall back to windows
     /// where the parse fails).
     pub fn from_path(path: &Path) -> Option<Self> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
