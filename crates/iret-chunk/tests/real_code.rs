@@ -67,12 +67,17 @@ fn real_files_chunk_into_named_whole_definitions() {
                     c.end_line
                 );
             }
-            // A chunk that defines something is labelled by a name it shows (the
-            // continuation of a split declaration keeps the label without the name).
-            let label = c.symbol.rsplit(' ').next().unwrap_or("");
+            // A chunk that defines something is labelled by names it shows (the
+            // continuation of a split declaration keeps the label without the name):
+            // `path > label first, second (+2)`.
+            let names = c.symbol.split(" (+").next().unwrap_or("");
+            let mut names = names.split(", ");
+            let first = names.next().unwrap_or("").rsplit(' ').next().unwrap_or("");
             if !c.defines.is_empty() {
                 assert!(
-                    c.text.contains(label),
+                    std::iter::once(first)
+                        .chain(names)
+                        .all(|n| c.text.contains(n)),
                     "{}:{}-{} is labelled {:?}, which it does not show",
                     path.display(),
                     c.start_line,
