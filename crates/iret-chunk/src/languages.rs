@@ -51,7 +51,7 @@ pub(crate) struct Spec {
     /// declaration as a doc comment is (Elixir's `@doc`, `@spec`).
     pub docs: &'static [&'static str],
     /// Node kinds of a function body, where declarations are locals and name nothing
-    /// (C's `compound_statement`, C#'s `block`).
+    /// (C's `compound_statement`).
     pub bodies: &'static [&'static str],
     /// How sibling pieces are packed into chunks.
     pub packing: Packing,
@@ -68,7 +68,8 @@ pub(crate) enum Packing {
     /// Elixir's one-line `def`s).
     MergeSmall,
     /// Adjacent siblings fill a chunk up to `Limits::max`, as in cAST (Zhang et al.,
-    /// 2025): whole declarations, never cut, as large as the budget allows.
+    /// 2025): whole declarations, as many as the budget holds (one larger than the budget
+    /// is split on its children first).
     Fill,
 }
 
@@ -460,7 +461,8 @@ impl Language {
 
     /// Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's and
     /// Elixir's many one-line declarations embed better together; Go's, Scala's and
-    /// Ruby's lose when merged; C-family and shell code fills chunks as windows do.
+    /// Ruby's lose when merged; C's short functions, prototypes and macros fill chunks as
+    /// its line windows did (filled C++, C# and shell lost to their windows).
     fn packing(self) -> Packing {
         match self {
             Language::Kotlin | Language::Elixir => Packing::MergeSmall,
