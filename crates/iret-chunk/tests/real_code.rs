@@ -2,7 +2,8 @@
 //! checkouts (`:`-separated) (public repositories in languages the dev benchmark lacks; BENCHMARKS.md
 //! names the ones used) and every file of a language with a grammar is chunked and
 //! checked: chunks are in order and whole lines, every name a chunk says it defines is
-//! in its text, the label names one of them, and most chunks of a language's non-test files are labelled.
+//! in its text, every name the label lists is shown, and most chunks of a language's non-test
+//! files are labelled.
 //! Without the variable the test says so and checks nothing (CI has no such checkouts;
 //! `tests/grammars.rs` covers every language there).
 use iret_chunk::{chunk, Language, Limits};
