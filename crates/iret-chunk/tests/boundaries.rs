@@ -203,3 +203,47 @@ fn a_merged_chunk_is_labelled_by_what_it_shows_in_order() {
     );
     assert_eq!(chunks[0].symbol, "func f0, f1, f2, f3 (+2)");
 }
+
+#[test]
+fn a_label_names_declarations_at_the_level_it_shows_them() {
+    // ktor's HttpRedirect.kt: the chunk that shows the plugin `HttpRedirect` was labelled
+    // by the values its body declares (`HttpRedirectConfig, checkHttpMethod, …`) and left
+    // out `HttpRedirect` itself, whose header had joined the first of them.
+    let fields: String = (0..8)
+        .map(|i| format!("    var option{i}: Boolean = true\n"))
+        .collect();
+    let body = "        val next = proceed(request)\n".repeat(20);
+    let src = format!(
+        "package io.ktor\n\nval RedirectEvent: EventDefinition<Int> = EventDefinition()\n\nclass RedirectConfig {{\n{fields}}}\n\nval Redirect = createClientPlugin(\"Redirect\", ::RedirectConfig) {{\n    val check = pluginConfig.option0\n    val downgrade = pluginConfig.option1\n    suspend fun handleCall(request: Request): Call {{\n{body}        return next\n    }}\n}}\n"
+    );
+    let chunks = chunk(&src, Some(Language::Kotlin), Limits { max: 600, min: 300 });
+    let shown = find(&chunks, "Redirect");
+    assert!(
+        shown.defines.contains(&"RedirectConfig".to_string()),
+        "{chunks:#?}"
+    );
+    assert_eq!(
+        shown.symbol, "val RedirectEvent, RedirectConfig, Redirect",
+        "{chunks:#?}"
+    );
+
+    // Inside one class, members are named by themselves.
+    let method = |n: &str| {
+        format!(
+            "    fun {n}() {{\n{}    }}\n\n",
+            "        step()\n".repeat(3)
+        )
+    };
+    let src = format!(
+        "class Client {{\n    val engine = Engine()\n\n{}{}}}\n",
+        method("open"),
+        method("close")
+    );
+    let chunks = chunk(&src, Some(Language::Kotlin), Limits { max: 120, min: 60 });
+    assert!(
+        chunks
+            .iter()
+            .any(|c| c.symbol == "class Client > val engine, open"),
+        "{chunks:#?}"
+    );
+}
