@@ -69,6 +69,14 @@ pub struct Params {
     /// can (0.15 says nothing). 0.55; SWE-bench dev (73 outside django) iterative Acc@5
     /// 91.8 at 0.55, 90.4 at 0.7 and at 0.85 (BENCHMARKS.md, session 9).
     pub similarity_ceiling: f32,
+    /// Refine, a long task: later cycles search by keyword for what the report is about
+    /// (its key concepts, the names it writes as code, the terms learned) instead of
+    /// every word of it (`refine::focus_keywords`). Query reduction for verbose queries.
+    pub report_focus: bool,
+    /// Refine: pseudo-relevance feedback in vector space (Rocchio). The requery's vector
+    /// joins, at this weight, the best chunks of the files judged related (≥ 0.5, at most
+    /// three); 0 switches it off (`refine::feedback_vector`).
+    pub feedback_weight: f32,
 }
 
 impl Default for Params {
@@ -96,6 +104,8 @@ impl Default for Params {
             follow_boost: 0.0,
             report_aliases: false,
             similarity_ceiling: 0.55,
+            report_focus: false,
+            feedback_weight: 0.0,
         }
     }
 }

@@ -30,6 +30,8 @@ const HARVEST: usize = 3;
 const MAX_HARVEST_DF: f32 = 0.15;
 const FOCUS_BONUS: f32 = 0.15;
 pub const IRRELEVANT: f32 = 0.2;
+/// Related files whose best chunks make the feedback vector.
+const FEEDBACK_FILES: usize = 3;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Refinement {
@@ -97,6 +99,10 @@ pub struct Refiner<'a> {
     follow_boost: f32,
     /// Map uncovered concepts to codebase terms (for a report: `Params::report_aliases`).
     learn: bool,
+    /// `Params::report_focus`, for a long task.
+    focus_keywords: bool,
+    /// `Params::feedback_weight`.
+    feedback_weight: f32,
 }
 
 impl<'a> Refiner<'a> {
@@ -115,6 +121,8 @@ impl<'a> Refiner<'a> {
             tried: HashSet::new(),
             follow_boost: params.follow_boost,
             learn: params.report_aliases || !is_long(task),
+            focus_keywords: params.report_focus && is_long(task),
+            feedback_weight: params.feedback_weight,
         }
     }
 
@@ -141,7 +149,17 @@ impl<'a> Refiner<'a> {
         r.excluded = exclude_irrelevant(state, evals);
         r.focus = self.aim_at_neighbours(state, evals);
         r.followed = self.follow_definitions(state, evals);
+        if std::mem::take(&mut self.focus_keywords) {
+            // Once: later cycles' terms are the focused ones and what they add.
+            focus_keywords(state, concepts, &r.added_terms());
+        }
         self.requery(state, &r.added_terms())?;
+        if self.feedback_weight > 0.0 {
+            let feedback = feedback_vector(self.index(), evals);
+            if !feedback.is_empty() && !state.embedding.is_empty() {
+                state.embedding = join(&[state.embedding.clone(), feedback], self.feedback_weight);
+            }
+        }
         Ok(r)
     }
 
@@ -425,6 +443,49 @@ impl<'a> Refiner<'a> {
         state.embedding = join(&[self.task_embedding.to_vec(), probe], 1.0);
         Ok(())
     }
+}
+
+/// A report's later cycles search by keyword for what it is about: its key concepts
+/// (`concepts.words`, title first, then the rarest), the names it writes as code, and
+/// the terms refine added; not every word of its prose, code and traceback, whose many
+/// common words let long chunks win on length of match (query reduction for verbose
+/// queries).
+fn focus_keywords(state: &mut State, concepts: &Concepts, added: &[String]) {
+    let mut keep: HashSet<String> = added.iter().cloned().collect();
+    for c in &concepts.words {
+        keep.insert(stem(c));
+    }
+    for name in state
+        .analysis
+        .identifiers
+        .iter()
+        .chain(&state.analysis.evidence.names)
+    {
+        keep.extend(iret_index::tokens::tokenize(name));
+    }
+    let focused: Vec<(String, f32)> = state
+        .terms
+        .iter()
+        .filter(|(t, _)| keep.contains(t))
+        .cloned()
+        .collect();
+    // Nothing telling in the index: keep the report's words rather than search for nothing.
+    if !focused.is_empty() {
+        state.terms = focused;
+    }
+}
+
+/// Feedback from the judged files: the mean of the best chunks' vectors of the files
+/// judged related (≥ 0.5), at most [`FEEDBACK_FILES`], unit length; empty when none is.
+fn feedback_vector(index: &Index, evals: &[Evaluation]) -> Vec<f32> {
+    let best: Vec<Vec<f32>> = evals
+        .iter()
+        .filter(|e| e.relevance >= 0.5)
+        .take(FEEDBACK_FILES)
+        .filter_map(|e| e.chunks.first())
+        .map(|c| index.vectors.get(c.chunk as usize).to_vec())
+        .collect();
+    join(&best, 1.0)
 }
 
 /// Files judged irrelevant (< [`IRRELEVANT`]) are excluded for good.
