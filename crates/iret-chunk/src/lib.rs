@@ -14,7 +14,7 @@ pub use languages::Language;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever chunk boundaries or text change, so old indexes are rebuilt.
-pub const CHUNKER_VERSION: u32 = 8;
+pub const CHUNKER_VERSION: u32 = 7;
 
 /// Size limits in bytes of chunk text.
 #[derive(Debug, Clone, Copy)]

@@ -357,50 +357,28 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, packing: Packing) -> Vec<
 /// and 0.0013 lower on vocab-dev's gap tasks, mean iterative NDCG@10: BENCHMARKS.md).
 const LABEL_NAMES: usize = 3;
 
-/// What a chunk shows, in its order: the first declaration's symbol path, then the other
-/// declarations at the level they are shown (`function uv_tcp_init, uv_tcp_bind,
-/// uv_tcp_connect`; past three, a count: `(+2)`); the first piece's path when it declares
-/// nothing. A later piece is named by its path's first step below the first piece's own
-/// path or, failing that, below its parent: after `val Event`, the pieces `class Config >
-/// val retries` and `val Redirect > fun handle` are listed as `Config` and `Redirect`,
-/// not as the members they hold. A header that encloses the first declaration (`class
-/// Router` merged into `class Router > method use`) is its context, not a name of its own.
+/// What a chunk shows, in its order: the first declaration's symbol path, then the names
+/// of the others (`function uv_tcp_init, uv_tcp_bind, uv_tcp_connect`; past three, a
+/// count: `(+2)`); the first piece's path when it declares nothing. A class header merged
+/// into its first method is context, not a declaration of its own: the method's path
+/// already names the class.
 fn label(group: &[Piece]) -> String {
     let decls: Vec<&Piece> = group.iter().filter(|p| p.is_decl).collect();
-    let inside = |inner: &str, outer: &str| {
-        inner.len() > outer.len()
-            && inner.starts_with(outer)
-            && inner[outer.len()..].starts_with(" > ")
+    let encloses = |outer: &Piece| {
+        decls.iter().any(|p| {
+            p.symbol.len() > outer.symbol.len()
+                && p.symbol.starts_with(&outer.symbol)
+                && p.symbol[outer.symbol.len()..].starts_with(" > ")
+        })
     };
-    let context = |outer: &Piece| decls.iter().any(|p| inside(&p.symbol, &outer.symbol));
-    let Some(first) = decls
-        .iter()
-        .copied()
-        .find(|p| !context(p))
-        .or(group.first())
-    else {
+    let mut shown = decls.iter().copied().filter(|p| !encloses(p));
+    let Some(first) = shown.next().or(group.first()) else {
         return String::new();
     };
-    let own = first.symbol.as_str();
-    let parent = own.rsplit_once(" > ").map_or("", |(p, _)| p);
-    let shown = |name: &str| group.iter().any(|p| p.defines.iter().any(|d| d == name));
-    let mut rest: Vec<&str> = Vec::new();
-    for p in decls.iter() {
-        if std::ptr::eq(*p, first) || inside(own, &p.symbol) {
-            continue;
-        }
-        let name = [own, parent]
-            .into_iter()
-            .filter_map(|scope| step_below(&p.symbol, scope))
-            .find(|n| shown(n))
-            .or(p.defines.first().map(String::as_str));
-        if let Some(name) = name {
-            if name != step_name(own) && !rest.contains(&name) {
-                rest.push(name);
-            }
-        }
-    }
     let mut label = first.symbol.clone();
+    let rest: Vec<&str> = shown
+        .filter_map(|p| p.defines.first().map(String::as_str))
+        .collect();
     for name in rest.iter().take(LABEL_NAMES) {
         label.push_str(", ");
         label.push_str(name);
@@ -409,23 +387,6 @@ fn label(group: &[Piece]) -> String {
         label.push_str(&format!(" (+{})", rest.len() - LABEL_NAMES));
     }
     label
-}
-
-/// The name of `path`'s first step below `scope` (`Config` for `class Config > val
-/// retries` below the top level); `None` when `path` is not below `scope`.
-fn step_below<'a>(path: &'a str, scope: &str) -> Option<&'a str> {
-    let rest = if scope.is_empty() {
-        path
-    } else {
-        path.strip_prefix(scope)?.strip_prefix(" > ")?
-    };
-    rest.split(" > ").next().map(step_name)
-}
-
-/// A path step without its keyword: `Router` for `class Router`.
-fn step_name(step: &str) -> &str {
-    let last = step.rsplit(" > ").next().unwrap_or(step);
-    last.split_once(' ').map_or(last, |(_, name)| name)
 }
 
 fn flush(src: &str, lines: &LineIndex, group: &mut Vec<Piece>, out: &mut Vec<Chunk>) {
