@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol rla sc rfo fb k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
     /// iterative also lcw rw rwl et).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -61,6 +61,7 @@ impl Mode {
                 "pas" => params.passages = x as usize,
                 "pw" => params.passage_weight = x,
                 "fol" => params.follow_boost = x,
+                "fh" => params.follow_hits = x as usize,
                 "rla" => params.report_aliases = x != 0.0,
                 "sc" => params.similarity_ceiling = x,
                 "rfo" => params.report_focus = x != 0.0,

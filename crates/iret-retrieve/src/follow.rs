@@ -10,8 +10,6 @@ use std::collections::HashSet;
 
 /// A callee defined by more files than this is too common to follow.
 pub const MAX_CALLEE_DEFINERS: usize = 2;
-/// The strongest evaluated files whose best chunks are read.
-pub const FOLLOWED_HITS: usize = 2;
 /// A hit is followed from this relevance up.
 pub const STRONG: f32 = 0.7;
 
@@ -57,17 +55,19 @@ fn spoken_of(name: &str, task_terms: &HashSet<&str>) -> bool {
 }
 
 /// The files defining what the strongest hits call (and the task speaks of), other than
-/// the hits themselves; best hit first.
+/// the hits themselves; best hit first. The best chunks of the `hits` strongest files
+/// are read.
 pub fn definitions_called(
     corpus: &Corpus,
     evals: &[Evaluation],
     task_terms: &HashSet<&str>,
+    hits: usize,
 ) -> Vec<u32> {
     let index = &corpus.index;
     let strong: Vec<&Evaluation> = evals
         .iter()
         .filter(|e| e.relevance >= STRONG)
-        .take(FOLLOWED_HITS)
+        .take(hits)
         .collect();
     let own: HashSet<u32> = strong.iter().map(|e| e.file).collect();
     let mut out: Vec<u32> = Vec::new();

@@ -59,6 +59,9 @@ pub struct Params {
     /// Refine: bonus for a file defining what the strongest hits call and the task
     /// speaks of (`follow`); 0 switches following off.
     pub follow_boost: f32,
+    /// Refine: how many of the strongest files (≥ 0.7) have their best chunk's calls
+    /// followed (with `follow_boost` > 0).
+    pub follow_hits: usize,
     /// Refine: map a report's uncovered concepts to codebase terms as for a one-line
     /// task. A report names its code (names, messages, paths); its uncovered concepts
     /// are mostly prose ("suddenly" → `unexpectedly`), and each probe is an embedding.
@@ -102,6 +105,7 @@ impl Default for Params {
             passages: 1,
             passage_weight: 0.5,
             follow_boost: 0.0,
+            follow_hits: 2,
             report_aliases: false,
             similarity_ceiling: 0.55,
             report_focus: false,

@@ -97,6 +97,8 @@ pub struct Refiner<'a> {
     tried: HashSet<String>,
     /// Bonus for the definitions the strongest hits call (0: not followed).
     follow_boost: f32,
+    /// `Params::follow_hits`.
+    follow_hits: usize,
     /// Map uncovered concepts to codebase terms (for a report: `Params::report_aliases`).
     learn: bool,
     /// `Params::report_focus`, for a long task.
@@ -120,6 +122,7 @@ impl<'a> Refiner<'a> {
             task_embedding,
             tried: HashSet::new(),
             follow_boost: params.follow_boost,
+            follow_hits: params.follow_hits,
             learn: params.report_aliases || !is_long(task),
             focus_keywords: params.report_focus && is_long(task),
             feedback_weight: params.feedback_weight,
@@ -409,7 +412,7 @@ impl<'a> Refiner<'a> {
             .map(String::as_str)
             .collect();
         let mut followed = Vec::new();
-        for f in definitions_called(self.corpus, evals, &terms) {
+        for f in definitions_called(self.corpus, evals, &terms, self.follow_hits) {
             if state.excluded.contains(&f) {
                 continue;
             }
@@ -576,4 +579,51 @@ fn code_lines(text: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::query::{analyse, Scope};
+
+    fn state_of(task: &str) -> State {
+        let analysis = analyse(task);
+        State {
+            embedding: Vec::new(),
+            terms: analysis.terms.iter().map(|t| (t.clone(), 1.0)).collect(),
+            analysis,
+            scope: Scope::new(&[], &[]).unwrap(),
+            excluded: HashSet::new(),
+            focus: HashMap::new(),
+            pointers: Default::default(),
+            joined: HashSet::new(),
+        }
+    }
+
+    #[test]
+    fn a_reports_focused_keywords_are_its_concepts_code_names_and_learned_terms() {
+        let mut state =
+            state_of("Pickling fails after calling `align_labels()` on the figure, see below");
+        let concepts = Concepts::new(vec!["pickling".into(), "figure".into()]);
+        focus_keywords(&mut state, &concepts, &["grouper".to_string()]);
+        let terms: Vec<&str> = state.terms.iter().map(|(t, _)| t.as_str()).collect();
+        for kept in [
+            stem("pickling"),
+            stem("figure"),
+            stem("align_labels"),
+            stem("labels"),
+        ] {
+            assert!(terms.contains(&kept.as_str()), "{kept} in {terms:?}");
+        }
+        for dropped in ["fails", "calling", "below"] {
+            assert!(
+                !terms.contains(&stem(dropped).as_str()),
+                "{dropped} in {terms:?}"
+            );
+        }
+        // Learned terms join later, by requery; focusing never empties the keyword leg.
+        let mut prose = state_of("nothing here names code");
+        focus_keywords(&mut prose, &Concepts::default(), &[]);
+        assert!(!prose.terms.is_empty());
+    }
 }

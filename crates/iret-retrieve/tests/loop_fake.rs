@@ -364,13 +364,21 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
         }],
         cycle: 1,
     };
+    let hits = iret_retrieve::Params::default().follow_hits;
     let spoken: std::collections::HashSet<&str> = ["union", "order"].into_iter().collect();
-    let followed = iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &spoken);
+    let followed =
+        iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &spoken, hits);
     assert_eq!(followed, [file("db/sql/compiler.py")]);
     // A weak hit is not followed; nor is a callee the task does not speak of.
-    assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.5)], &spoken).is_empty());
+    assert!(
+        iret_retrieve::follow::definitions_called(&corpus, &[strong(0.5)], &spoken, hits)
+            .is_empty()
+    );
     let silent: std::collections::HashSet<&str> = ["union"].into_iter().collect();
-    assert!(iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &silent).is_empty());
+    assert!(
+        iret_retrieve::follow::definitions_called(&corpus, &[strong(0.9)], &silent, hits)
+            .is_empty()
+    );
 }
 
 /// The files the task's evidence says raise what it quotes (`Pointers::raises`).
