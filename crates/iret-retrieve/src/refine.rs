@@ -157,13 +157,20 @@ impl<'a> Refiner<'a> {
             focus_keywords(state, concepts, &r.added_terms());
         }
         self.requery(state, &r.added_terms())?;
-        if self.feedback_weight > 0.0 {
-            let feedback = feedback_vector(self.index(), evals);
-            if !feedback.is_empty() && !state.embedding.is_empty() {
-                state.embedding = join(&[state.embedding.clone(), feedback], self.feedback_weight);
-            }
-        }
+        self.feed_back(state, evals);
         Ok(r)
+    }
+
+    /// With `feedback_weight` > 0, the related files' best chunks join the requery's
+    /// vector at that weight (Rocchio).
+    fn feed_back(&self, state: &mut State, evals: &[Evaluation]) {
+        if self.feedback_weight <= 0.0 || state.embedding.is_empty() {
+            return;
+        }
+        let feedback = feedback_vector(self.index(), evals);
+        if !feedback.is_empty() {
+            state.embedding = join(&[state.embedding.clone(), feedback], self.feedback_weight);
+        }
     }
 
     /// Concepts that no related file (≥ 0.5) covers.
