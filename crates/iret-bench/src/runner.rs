@@ -53,6 +53,7 @@ impl Mode {
                 "coh" => params.coherence = x,
                 "def" => params.define_boost = x,
                 "name" => params.name_boost = x,
+                "abw" => params.abbreviation_weight = x,
                 "path" => params.path_boost = x,
                 "noise" => params.noise_factor = x,
                 "men" => params.mention_boost = x,

@@ -33,6 +33,14 @@ pub struct Params {
     pub define_boost: f32,
     /// Bonus for file-name words that match the query's content words.
     pub name_boost: f32,
+    /// How much a file-name word said by the word it abbreviates counts toward
+    /// `name_boost` (`utils.js` for "utility", `config.py` for "configuration";
+    /// `ranking::names`), against 1 for the word itself; 0 switches it off. semble dev
+    /// iterative 0.8514 at 0, 0.8526 at 0.5, 0.8534 at 1 (bash-it's `dirs` plugin then
+    /// outranks `jump` for "bookmarking directories": an abbreviation may stand for
+    /// other words, so it counts half); vocab-dev gap 0.5239 → 0.5253 (BENCHMARKS.md,
+    /// session 14).
+    pub abbreviation_weight: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
     /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
@@ -97,6 +105,7 @@ impl Default for Params {
             coherence: 0.25,
             define_boost: 0.3,
             name_boost: 0.25,
+            abbreviation_weight: 0.5,
             path_boost: 0.1,
             noise_factor: 0.5,
             mention_boost: 0.2,

@@ -13,6 +13,7 @@ pub use state::{initial_state, State};
 
 use iret_index::tokens::{identifiers, is_stopword, split_identifier, stem, tokenize};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 
 /// The three fields of an initial query, as agents send them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -59,12 +60,37 @@ fn looks_like_code(word: &str) -> bool {
     parts > 1 || word.contains('_') || word.chars().skip(1).any(|c| c.is_uppercase())
 }
 
+/// Two to four capitals (`JSON`, `HTTP`, `URL`).
+fn is_acronym(word: &str) -> bool {
+    (2..=4).contains(&word.len()) && word.chars().all(|c| c.is_ascii_uppercase())
+}
+
+/// Acronyms the text only uses as words of its prose ("renders JSON."), never as code
+/// (`RST.__init__()`, `` `URL` ``, `JSON(…)`): words, not names the code defines.
+fn prose_acronyms(words: &[&str]) -> HashSet<String> {
+    let punctuation = |c: char| "\"'([{,;:!?.)]}".contains(c);
+    let mut prose = HashSet::new();
+    let mut code = HashSet::new();
+    for w in words {
+        let bare = w.trim_matches(punctuation);
+        if is_acronym(bare) {
+            prose.insert(bare.to_string());
+        } else {
+            code.extend(identifiers(w).filter(|i| is_acronym(i)).map(str::to_string));
+        }
+    }
+    prose.retain(|a| !code.contains(a));
+    prose
+}
+
 pub fn analyse(text: &str) -> Analysis {
     let words: Vec<&str> = text.split_whitespace().collect();
+    let prose = prose_acronyms(&words);
+    let is_code = |w: &str| looks_like_code(w) && !prose.contains(w);
     let mut identifiers_found: Vec<String> = Vec::new();
     for id in identifiers(text) {
         let trimmed = id.trim_matches(|c| c == '_' || c == '$');
-        if (looks_like_code(trimmed) || words.len() == 1) && trimmed.len() > 2 {
+        if (is_code(trimmed) || words.len() == 1) && trimmed.len() > 2 {
             let lower = trimmed.to_lowercase();
             if !identifiers_found.contains(&lower) {
                 identifiers_found.push(lower);
@@ -86,7 +112,7 @@ pub fn analyse(text: &str) -> Analysis {
     }
     let code_words = words
         .iter()
-        .filter(|w| looks_like_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_')))
+        .filter(|w| is_code(w.trim_matches(|c: char| !c.is_alphanumeric() && c != '_')))
         .count();
     let is_symbol = !words.is_empty()
         && (words.len() == 1 || (words.len() <= 3 && code_words * 2 >= words.len()));
@@ -127,6 +153,29 @@ mod tests {
             analyse("where is TRPCError thrown").identifiers,
             vec!["trpcerror"]
         );
+    }
+
+    #[test]
+    fn a_short_acronym_in_prose_is_a_word_not_a_code_name() {
+        assert!(analyse("JSON response rendering").identifiers.is_empty());
+        assert!(analyse("how HTTP redirects are followed")
+            .identifiers
+            .is_empty());
+        assert_eq!(analyse("JSON").identifiers, vec!["json"]);
+        // Written as code, it is a name: a call, a member, backticks.
+        assert_eq!(
+            analyse("TypeError: RST.__init__() got an unexpected keyword").identifiers,
+            vec!["typeerror", "rst"]
+        );
+        assert_eq!(analyse("the `URL` class").identifiers, vec!["url"]);
+        assert_eq!(
+            analyse("when DEBUG is off, USE_TZ breaks").identifiers,
+            vec!["debug", "use_tz"]
+        );
+        // The acronym is still one of the task's concepts.
+        assert!(analyse("JSON response rendering")
+            .concepts
+            .contains(&"json".to_string()));
     }
 
     #[test]

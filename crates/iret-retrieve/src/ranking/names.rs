@@ -4,31 +4,88 @@ use super::file_stem;
 use iret_index::tokens::{split_identifier, stem, tokenize};
 use std::collections::HashSet;
 
-/// The file name's words (stemmed).
-fn stem_words(path: &str) -> Vec<String> {
+/// Words code abbreviates in its names, with the words they stand for: `utils.js` is
+/// about utilities, `config.py` about configuration. Conventions of code in general, not
+/// of one codebase.
+const ABBREVIATIONS: &[(&str, &[&str])] = &[
+    ("util", &["utility"]),
+    ("config", &["configuration"]),
+    ("conf", &["configuration"]),
+    ("cfg", &["configuration"]),
+    ("auth", &["authentication", "authorization"]),
+    ("impl", &["implementation"]),
+    ("env", &["environment"]),
+    ("init", &["initialization", "initialize"]),
+    ("param", &["parameter"]),
+    ("arg", &["argument"]),
+    ("attr", &["attribute"]),
+    ("dir", &["directory"]),
+    ("repo", &["repository"]),
+    ("msg", &["message"]),
+    ("err", &["error"]),
+    ("ctx", &["context"]),
+    ("req", &["request"]),
+    ("resp", &["response"]),
+    ("fmt", &["format"]),
+    ("db", &["database"]),
+    ("func", &["function"]),
+    ("spec", &["specification"]),
+    ("info", &["information"]),
+    ("tmpl", &["template"]),
+    ("prop", &["property"]),
+    ("cmd", &["command"]),
+    ("pkg", &["package"]),
+    ("lib", &["library"]),
+    ("addr", &["address"]),
+    ("buf", &["buffer"]),
+    ("mgr", &["manager"]),
+    ("ext", &["extension"]),
+];
+
+/// How strongly the query says the file-name word `word` (lower-case): 1 for its stem,
+/// `abbreviation` for a word it abbreviates, else 0.
+fn said(query: &HashSet<String>, word: &str, abbreviation: f32) -> f32 {
+    let s = stem(word);
+    if query.contains(&s) {
+        return 1.0;
+    }
+    let expanded = ABBREVIATIONS
+        .iter()
+        .filter(|(short, _)| *short == s)
+        .flat_map(|(_, long)| long.iter())
+        .any(|l| query.contains(&stem(l)));
+    if expanded {
+        abbreviation
+    } else {
+        0.0
+    }
+}
+
+/// The file name's words, lower-cased.
+fn name_words(path: &str) -> Vec<String> {
     split_identifier(file_stem(path))
         .iter()
-        .map(|w| stem(&w.to_lowercase()))
+        .map(|w| w.to_lowercase())
         .filter(|w| w.len() > 1)
         .collect()
 }
 
-/// Words of the file name that the query says, as the file name writes them
-/// (lower-cased, not stemmed: they are shown in reasons).
-pub fn file_name_words(path: &str, query: &HashSet<String>) -> Vec<String> {
-    split_identifier(file_stem(path))
-        .iter()
-        .map(|w| w.to_lowercase())
-        .filter(|w| w.len() > 1 && query.contains(&stem(w)))
+/// Words of the file name that the query says (directly or, with `abbreviation` > 0,
+/// by the word they abbreviate), as the file name writes them (lower-cased, not
+/// stemmed: they are shown in reasons).
+pub fn file_name_words(path: &str, query: &HashSet<String>, abbreviation: f32) -> Vec<String> {
+    name_words(path)
+        .into_iter()
+        .filter(|w| said(query, w, abbreviation) > 0.0)
         .collect()
 }
 
-/// `weight` × the share of the file name's words that the query says.
-pub fn name_bonus(path: &str, said: &[String], weight: f32) -> f32 {
-    if said.is_empty() {
-        return 0.0;
-    }
-    weight * said.len() as f32 / stem_words(path).len().max(1) as f32
+/// `weight` × the share of the file name's words that the query says, a word said by
+/// what it abbreviates counting `abbreviation`.
+pub fn name_bonus(path: &str, query: &HashSet<String>, weight: f32, abbreviation: f32) -> f32 {
+    let words = name_words(path);
+    let strength: f32 = words.iter().map(|w| said(query, w, abbreviation)).sum();
+    weight * strength / words.len().max(1) as f32
 }
 
 /// Words of the file's folders that the query says.
@@ -44,4 +101,35 @@ pub fn folder_words(path: &str, query: &HashSet<String>) -> Vec<String> {
 /// `weight` for two or more folder words said, half for one.
 pub fn path_bonus(said: &[String], weight: f32) -> f32 {
     weight * (said.len() as f32).min(2.0) / 2.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stems(words: &[&str]) -> HashSet<String> {
+        words.iter().map(|w| stem(w)).collect()
+    }
+
+    #[test]
+    fn a_file_name_abbreviation_is_said_by_the_word_it_stands_for() {
+        let q = stems(&["utility", "functions", "mime"]);
+        assert_eq!(file_name_words("lib/utils.js", &q, 0.5), vec!["utils"]);
+        assert_eq!(name_bonus("lib/utils.js", &q, 0.2, 0.5), 0.1);
+        assert!(file_name_words("lib/utils.js", &q, 0.0).is_empty());
+        let q = stems(&["loader", "configuration"]);
+        assert_eq!(
+            file_name_words("src/config_loader.py", &q, 0.5),
+            vec!["config", "loader"]
+        );
+        assert_eq!(
+            name_bonus("src/config_loader.py", &q, 0.2, 0.5),
+            0.2 * 1.5 / 2.0
+        );
+        // Only the listed conventions: a word is not its own prefix's abbreviation.
+        let q = stems(&["listener"]);
+        assert!(file_name_words("src/list.go", &q, 0.5).is_empty());
+        let q = stems(&["timeout"]);
+        assert!(file_name_words("src/time.rs", &q, 0.5).is_empty());
+    }
 }
