@@ -189,25 +189,57 @@ pub fn summarise(runs: &[RepoRun]) -> Vec<ModeSummary> {
         .collect()
 }
 
-/// The table `iret bench` prints.
+/// The printed report: NDCG@10 per repo, per language, per category, the vocabulary-gap
+/// groups, the overall metrics and the calibration lines, one column per mode.
 pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
     let mut out = String::new();
-    let modes: Vec<&str> = summary.iter().map(|s| s.mode.as_str()).collect();
-    let head = |out: &mut String, first: &str| {
-        let _ = write!(out, "{first:<20}");
-        for m in &modes {
-            let _ = write!(out, " {m:>11}");
-        }
-        out.push('\n');
-    };
+    repo_rows(&mut out, runs, summary);
+    keyed_rows(
+        &mut out,
+        "per language (mean of repo NDCG@10)",
+        "language",
+        summary,
+        |s| &s.per_language,
+    );
+    keyed_rows(
+        &mut out,
+        "per category (category mean per repo, then over repos)",
+        "category",
+        summary,
+        |s| &s.per_category,
+    );
+    group_rows(&mut out, summary);
+    overall_rows(&mut out, summary);
+    calibration_lines(&mut out, summary);
+    out
+}
+
+/// A header row: the first column's title, then one column per mode.
+fn header(out: &mut String, first: &str, summary: &[ModeSummary]) {
+    let _ = write!(out, "{first:<20}");
+    for s in summary {
+        let _ = write!(out, " {:>11}", s.mode);
+    }
+    out.push('\n');
+}
+
+/// One value per mode, after the row's label.
+fn values(out: &mut String, summary: &[ModeSummary], value: impl Fn(&ModeSummary) -> f64) {
+    for s in summary {
+        let _ = write!(out, " {:>11.4}", value(s));
+    }
+    out.push('\n');
+}
+
+fn repo_rows(out: &mut String, runs: &[RepoRun], summary: &[ModeSummary]) {
     let _ = writeln!(out, "NDCG@10 per repo");
     let _ = write!(
         out,
         "{:<20} {:<11} {:>6} {:>7} {:>9}",
         "repo", "language", "files", "chunks", "index s"
     );
-    for m in &modes {
-        let _ = write!(out, " {m:>11}");
+    for s in summary {
+        let _ = write!(out, " {:>11}", s.mode);
     }
     out.push('\n');
     for run in runs {
@@ -219,99 +251,88 @@ pub fn table(runs: &[RepoRun], summary: &[ModeSummary]) -> String {
             "{:<20} {:<11} {:>6} {:>7} {:>9}",
             run.name, run.language, run.files, run.chunks, idx
         );
-        for s in summary {
-            let v = s.per_repo.get(&run.name).map_or(f64::NAN, |x| x.ndcg10);
-            let _ = write!(out, " {v:>11.4}");
-        }
-        out.push('\n');
+        values(out, summary, |s| {
+            s.per_repo.get(&run.name).map_or(f64::NAN, |x| x.ndcg10)
+        });
     }
-    let _ = writeln!(out, "\nper language (mean of repo NDCG@10)");
-    head(&mut out, "language");
-    let langs: Vec<&String> = summary
+}
+
+/// A section of one row per key of a per-mode map (languages, categories).
+fn keyed_rows(
+    out: &mut String,
+    title: &str,
+    first: &str,
+    summary: &[ModeSummary],
+    map: impl Fn(&ModeSummary) -> &BTreeMap<String, f64>,
+) {
+    let _ = writeln!(out, "\n{title}");
+    header(out, first, summary);
+    let keys: Vec<&String> = summary
         .first()
-        .map(|s| s.per_language.keys().collect())
+        .map(|s| map(s).keys().collect())
         .unwrap_or_default();
-    for l in langs {
-        let _ = write!(out, "{l:<20}");
-        for s in summary {
-            let _ = write!(
-                out,
-                " {:>11.4}",
-                s.per_language.get(l).copied().unwrap_or(f64::NAN)
-            );
-        }
-        out.push('\n');
+    for k in keys {
+        let _ = write!(out, "{k:<20}");
+        values(out, summary, |s| map(s).get(k).copied().unwrap_or(f64::NAN));
     }
+}
+
+/// Vocabulary-gap sets: the gap and control tasks apart (nothing for other sets).
+fn group_rows(out: &mut String, summary: &[ModeSummary]) {
+    let Some(first) = summary.first().filter(|s| !s.per_group.is_empty()) else {
+        return;
+    };
     let _ = writeln!(
         out,
-        "\nper category (category mean per repo, then over repos)"
+        "\nvocabulary gap (NDCG@10, mean per repo, then over repos)"
     );
-    head(&mut out, "category");
-    let cats: Vec<&String> = summary
-        .first()
-        .map(|s| s.per_category.keys().collect())
-        .unwrap_or_default();
-    for c in cats {
-        let _ = write!(out, "{c:<20}");
-        for s in summary {
-            let _ = write!(
-                out,
-                " {:>11.4}",
-                s.per_category.get(c).copied().unwrap_or(f64::NAN)
-            );
-        }
-        out.push('\n');
+    header(out, "tasks", summary);
+    for (g, gs) in &first.per_group {
+        let _ = write!(out, "{:<20}", format!("{g} (n={})", gs.queries));
+        values(out, summary, |s| {
+            s.per_group.get(g).map_or(f64::NAN, |x| x.ndcg10)
+        });
     }
-    let group_names: Vec<&String> = summary
-        .first()
-        .map(|s| s.per_group.keys().collect())
-        .unwrap_or_default();
-    if !group_names.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nvocabulary gap (NDCG@10, mean per repo, then over repos)"
-        );
-        head(&mut out, "tasks");
-        for g in &group_names {
-            let n = summary[0].per_group[*g].queries;
-            let _ = write!(out, "{:<20}", format!("{g} (n={n})"));
-            for s in summary {
-                let v = s.per_group.get(*g).map_or(f64::NAN, |x| x.ndcg10);
-                let _ = write!(out, " {v:>11.4}");
-            }
-            out.push('\n');
-        }
-    }
+}
+
+fn overall_rows(out: &mut String, summary: &[ModeSummary]) {
     let _ = writeln!(out, "\noverall (mean over repos)");
-    head(&mut out, "metric");
-    for (name, f) in [
-        (
-            "NDCG@10",
-            (|s: &ModeSummary| s.overall.ndcg10) as fn(&ModeSummary) -> f64,
-        ),
+    header(out, "metric", summary);
+    let metrics: [(&str, fn(&ModeSummary) -> f64); 6] = [
+        ("NDCG@10", |s| s.overall.ndcg10),
         ("Recall@5", |s| s.overall.recall5),
         ("Recall@10", |s| s.overall.recall10),
         ("MRR", |s| s.overall.mrr),
         ("latency p50 ms", |s| s.latency_p50_ms),
         ("latency p95 ms", |s| s.latency_p95_ms),
-    ] {
+    ];
+    for (name, metric) in metrics {
         let _ = write!(out, "{name:<20}");
-        for s in summary {
-            let _ = write!(out, " {:>11.4}", f(s));
-        }
-        out.push('\n');
+        values(out, summary, metric);
     }
+}
+
+/// How well the 0.7 threshold separates targets (iterative modes only).
+fn calibration_lines(out: &mut String, summary: &[ModeSummary]) {
+    let line = |out: &mut String, what: &str, (p, r): (f64, f64)| {
+        let _ = writeln!(
+            out,
+            "calibration ({what}): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7",
+            p * 100.0,
+            r * 100.0
+        );
+    };
     for s in summary {
-        if let Some((p, r)) = s.calibration {
-            let _ = writeln!(out, "\ncalibration ({}): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7", s.mode, p * 100.0, r * 100.0);
+        if let Some(c) = s.calibration {
+            out.push('\n');
+            line(out, &s.mode, c);
         }
         for (g, gs) in &s.per_group {
-            if let Some((p, r)) = gs.calibration {
-                let _ = writeln!(out, "calibration ({}, {g} tasks): {:.1}% of files scored >= 0.7 are targets; {:.1}% of targets reach >= 0.7", s.mode, p * 100.0, r * 100.0);
+            if let Some(c) = gs.calibration {
+                line(out, &format!("{}, {g} tasks", s.mode), c);
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
