@@ -295,10 +295,13 @@ fn group_rows(out: &mut String, summary: &[ModeSummary]) {
     }
 }
 
+/// One overall figure of a mode.
+type Metric = fn(&ModeSummary) -> f64;
+
 fn overall_rows(out: &mut String, summary: &[ModeSummary]) {
     let _ = writeln!(out, "\noverall (mean over repos)");
     header(out, "metric", summary);
-    let metrics: [(&str, fn(&ModeSummary) -> f64); 6] = [
+    let metrics: [(&str, Metric); 6] = [
         ("NDCG@10", |s| s.overall.ndcg10),
         ("Recall@5", |s| s.overall.recall5),
         ("Recall@10", |s| s.overall.recall10),
