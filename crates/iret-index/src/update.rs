@@ -95,119 +95,41 @@ pub(crate) fn assemble(
     old_chunks: Vec<ChunkEntry>,
     skipped: &mut BTreeMap<SkipReason, usize>,
 ) -> Assembly {
-    let mut keep_file = vec![false; old_files.len()];
-    for o in &outcomes {
-        if let Outcome::Reuse(i) = o {
-            keep_file[*i] = true;
-        }
-    }
-    let mut remap: Vec<Option<u32>> = Vec::with_capacity(old_chunks.len());
-    let mut kept = 0u32;
-    for c in &old_chunks {
-        if keep_file[c.file as usize] {
-            remap.push(Some(kept));
-            kept += 1;
-        } else {
-            remap.push(None);
-        }
-    }
-    let kept = kept as usize;
+    let remap = remap_kept(&outcomes, old_files.len(), &old_chunks);
+    let kept = remap.iter().flatten().count();
     let removed_words: Vec<Vec<String>> = old_chunks
         .par_iter()
         .zip(&remap)
         .filter(|(_, r)| r.is_none())
         .map(|(c, _)| chunk_words(&c.text))
         .collect();
-    // Chunks of changed files that come back unchanged (same symbol and text) keep their
-    // vector and graph point: an edit costs what it changed, not the whole file.
-    let chunk_key = |symbol: &str, text: &str| {
-        let mut h = blake3::Hasher::new();
-        h.update(symbol.as_bytes());
-        h.update(&[0]);
-        h.update(text.as_bytes());
-        *h.finalize().as_bytes()
-    };
-    let mut dropped: HashMap<(u32, [u8; 32]), Vec<u32>> = HashMap::new();
-    for (c, chunk) in old_chunks.iter().enumerate().rev() {
-        if remap[c].is_none() {
-            dropped
-                .entry((chunk.file, chunk_key(&chunk.symbol, &chunk.text)))
-                .or_default()
-                .push(c as u32);
-        }
-    }
-    // New chunk → the previous chunk it revives.
-    let mut revived: HashMap<u32, u32> = HashMap::new();
-    let mut chunks: Vec<ChunkEntry> = old_chunks
+    let dropped = dropped_by_content(&old_chunks, &remap);
+    let chunks = old_chunks
         .into_iter()
         .zip(&remap)
         .filter_map(|(c, r)| r.map(|_| c))
         .collect();
-
-    let mut files = Vec::new();
+    let mut tables = Tables {
+        files: Vec::new(),
+        chunks,
+        dropped,
+        revived: HashMap::new(),
+        changed_files: 0,
+    };
     let mut skipped_files = Vec::new();
-    let mut changed_files = 0;
     for (outcome, found) in outcomes.into_iter().zip(walked) {
-        let file = files.len() as u32;
         match outcome {
             Outcome::Skip(reason) => {
                 *skipped.entry(reason).or_default() += 1;
                 skipped_files.push(found.rel.clone());
             }
-            Outcome::Reuse(i) => {
-                let old = &old_files[i];
-                let first = if old.chunk_count == 0 {
-                    0
-                } else {
-                    remap[old.first_chunk as usize].expect("a reused file keeps its chunks")
-                };
-                for c in &mut chunks[first as usize..(first + old.chunk_count) as usize] {
-                    c.file = file;
-                }
-                files.push(FileEntry {
-                    path: found.rel.clone(),
-                    language: old.language.clone(),
-                    size: found.size,
-                    mtime_ns: found.mtime_ns,
-                    hash: old.hash.clone(),
-                    first_chunk: first,
-                    chunk_count: old.chunk_count,
-                });
-            }
+            Outcome::Reuse(i) => tables.reuse(found, &old_files[i], &remap),
             Outcome::Parsed {
                 previous,
                 language,
                 hash,
-                chunks: parsed,
-            } => {
-                changed_files += 1;
-                let first = chunks.len() as u32;
-                if let Some(i) = previous {
-                    for (j, c) in parsed.iter().enumerate() {
-                        let k = (i as u32, chunk_key(&c.symbol, &c.text));
-                        if let Some(old) = dropped.get_mut(&k).and_then(Vec::pop) {
-                            revived.insert(first + j as u32, old);
-                        }
-                    }
-                }
-                chunks.extend(parsed.into_iter().map(|c| ChunkEntry {
-                    file,
-                    start_line: c.start_line as u32,
-                    end_line: c.end_line as u32,
-                    symbol: c.symbol,
-                    defines: c.defines,
-                    text: c.text,
-                }));
-                files.push(FileEntry {
-                    path: found.rel.clone(),
-                    language: language.map(|l| l.name().to_string()),
-                    size: found.size,
-                    mtime_ns: found.mtime_ns,
-                    hash,
-                    first_chunk: first,
-                    chunk_count: chunks.len() as u32 - first,
-                });
-            }
+                chunks,
+            } => tables.add_parsed(found, previous, language, hash, chunks),
         }
     }
     let walked_paths: std::collections::HashSet<&str> =
@@ -217,15 +139,141 @@ pub(crate) fn assemble(
         .filter(|f| !walked_paths.contains(f.path.as_str()))
         .count();
     Assembly {
-        files,
-        chunks,
+        files: tables.files,
+        chunks: tables.chunks,
         remap,
         kept,
-        revived,
+        revived: tables.revived,
         removed_words,
         skipped_files,
-        changed_files,
+        changed_files: tables.changed_files,
         removed_files,
+    }
+}
+
+/// Previous chunk → its new number: the chunks of reused files are kept, in order.
+fn remap_kept(
+    outcomes: &[Outcome],
+    old_file_count: usize,
+    old_chunks: &[ChunkEntry],
+) -> Vec<Option<u32>> {
+    let mut keep_file = vec![false; old_file_count];
+    for o in outcomes {
+        if let Outcome::Reuse(i) = o {
+            keep_file[*i] = true;
+        }
+    }
+    let mut kept = 0u32;
+    old_chunks
+        .iter()
+        .map(|c| {
+            keep_file[c.file as usize].then(|| {
+                kept += 1;
+                kept - 1
+            })
+        })
+        .collect()
+}
+
+/// What makes a chunk the same chunk again: its symbol and text.
+fn chunk_key(symbol: &str, text: &str) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update(symbol.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    *h.finalize().as_bytes()
+}
+
+/// The previous chunks that are gone, by (file, content): a changed file's chunk that
+/// comes back unchanged revives one of them, the earliest first.
+fn dropped_by_content(
+    old_chunks: &[ChunkEntry],
+    remap: &[Option<u32>],
+) -> HashMap<(u32, [u8; 32]), Vec<u32>> {
+    let mut dropped: HashMap<(u32, [u8; 32]), Vec<u32>> = HashMap::new();
+    for (c, chunk) in old_chunks.iter().enumerate().rev() {
+        if remap[c].is_none() {
+            dropped
+                .entry((chunk.file, chunk_key(&chunk.symbol, &chunk.text)))
+                .or_default()
+                .push(c as u32);
+        }
+    }
+    dropped
+}
+
+/// The file and chunk tables while they are assembled.
+struct Tables {
+    files: Vec<FileEntry>,
+    chunks: Vec<ChunkEntry>,
+    /// Gone previous chunks a changed file may revive ([`dropped_by_content`]).
+    dropped: HashMap<(u32, [u8; 32]), Vec<u32>>,
+    /// New chunk → the previous chunk it revives.
+    revived: HashMap<u32, u32>,
+    changed_files: usize,
+}
+
+impl Tables {
+    /// A reused file: its kept chunks (already in the table) point at its new number.
+    fn reuse(&mut self, found: &Found, old: &FileEntry, remap: &[Option<u32>]) {
+        let file = self.files.len() as u32;
+        let first = if old.chunk_count == 0 {
+            0
+        } else {
+            remap[old.first_chunk as usize].expect("a reused file keeps its chunks")
+        };
+        for c in &mut self.chunks[first as usize..(first + old.chunk_count) as usize] {
+            c.file = file;
+        }
+        self.files.push(FileEntry {
+            path: found.rel.clone(),
+            language: old.language.clone(),
+            size: found.size,
+            mtime_ns: found.mtime_ns,
+            hash: old.hash.clone(),
+            first_chunk: first,
+            chunk_count: old.chunk_count,
+        });
+    }
+
+    /// A new or changed file: its chunks are appended; those unchanged since its previous
+    /// version (`previous`) revive their old chunk (vector and graph point).
+    fn add_parsed(
+        &mut self,
+        found: &Found,
+        previous: Option<usize>,
+        language: Option<Language>,
+        hash: String,
+        parsed: Vec<iret_chunk::Chunk>,
+    ) {
+        self.changed_files += 1;
+        let file = self.files.len() as u32;
+        let first = self.chunks.len() as u32;
+        if let Some(i) = previous {
+            for (j, c) in parsed.iter().enumerate() {
+                let k = (i as u32, chunk_key(&c.symbol, &c.text));
+                if let Some(old) = self.dropped.get_mut(&k).and_then(Vec::pop) {
+                    self.revived.insert(first + j as u32, old);
+                }
+            }
+        }
+        self.chunks.extend(parsed.into_iter().map(|c| ChunkEntry {
+            file,
+            start_line: c.start_line as u32,
+            end_line: c.end_line as u32,
+            symbol: c.symbol,
+            defines: c.defines,
+            text: c.text,
+        }));
+        self.files.push(FileEntry {
+            path: found.rel.clone(),
+            language: language.map(|l| l.name().to_string()),
+            size: found.size,
+            mtime_ns: found.mtime_ns,
+            hash,
+            first_chunk: first,
+            chunk_count: self.chunks.len() as u32 - first,
+        });
     }
 }
 

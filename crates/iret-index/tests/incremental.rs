@@ -383,3 +383,40 @@ fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
         "a stale snapshot is not handed back as current"
     );
 }
+
+#[test]
+fn editing_one_function_embeds_that_chunk_only() {
+    let src = repo();
+    let body = |n: u32| -> String {
+        (0..12)
+            .map(|i| format!("    let step_{i} = input.wrapping_mul({n}).rotate_left({i});\n"))
+            .collect()
+    };
+    let file = |first: u32| {
+        format!(
+            "pub fn checksum(input: u64) -> u64 {{\n{}    input\n}}\n\npub fn digest(input: u64) -> u64 {{\n{}    input\n}}\n",
+            body(first),
+            body(7)
+        )
+    };
+    write(src.path(), "src/hash.rs", &file(3));
+    let idx = tempfile::tempdir().unwrap();
+    let e = FakeEmbedder::new(32);
+    let first = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
+    write(src.path(), "src/hash.rs", &file(5));
+    let again = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
+    assert_eq!(again.changed_files, 1, "{again:?}");
+    // `digest` comes back as it was: its vector is revived, not embedded or looked up.
+    assert_eq!(again.embedded + again.cached, 1, "{again:?}");
+    assert_eq!(again.chunks, first.chunks);
+    let index = Index::open(idx.path(), None).unwrap();
+    let digest = index
+        .chunks
+        .iter()
+        .position(|c| c.symbol.contains("digest"))
+        .expect("digest has a chunk");
+    let best = index
+        .vectors
+        .nearest(index.vectors.get(digest), 1, &|_| true);
+    assert_eq!(best[0].0, digest, "the revived vector is digest's own");
+}
