@@ -54,6 +54,7 @@ impl Mode {
                 "def" => params.define_boost = x,
                 "name" => params.name_boost = x,
                 "abw" => params.abbreviation_weight = x,
+                "abt" => params.abbreviation_terms = x,
                 "path" => params.path_boost = x,
                 "noise" => params.noise_factor = x,
                 "men" => params.mention_boost = x,

@@ -8,6 +8,7 @@
 //!
 //! A query is [`Query`] (what an agent sends) → [`State`] (what dispatch searches with);
 //! it searches a [`Corpus`]: the index with facts computed once per index.
+pub mod abbreviations;
 pub mod corpus;
 pub mod dispatch;
 pub mod evaluate;

@@ -41,6 +41,12 @@ pub struct Params {
     /// other words, so it counts half); vocab-dev gap 0.5239 → 0.5253 (BENCHMARKS.md,
     /// session 14).
     pub abbreviation_weight: f32,
+    /// Weight of the keyword terms added for the abbreviations code writes of the
+    /// task's prose words (`config`, `cfg` for "configuration"; `crate::abbreviations`;
+    /// not for symbol lookups); 0 adds none. semble dev 0.8507 / 0.8526 at 0, 0.8521 /
+    /// 0.8536 at 0.3, 0.8522 / 0.8546 at 0.5; vocab-dev gap equal (BENCHMARKS.md,
+    /// session 14).
+    pub abbreviation_terms: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
     /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
@@ -106,6 +112,7 @@ impl Default for Params {
             define_boost: 0.3,
             name_boost: 0.25,
             abbreviation_weight: 0.5,
+            abbreviation_terms: 0.5,
             path_boost: 0.1,
             noise_factor: 0.5,
             mention_boost: 0.2,

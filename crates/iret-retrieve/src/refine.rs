@@ -604,6 +604,7 @@ mod tests {
             focus: HashMap::new(),
             pointers: Default::default(),
             joined: HashSet::new(),
+            abbreviated: HashSet::new(),
         }
     }
 

@@ -2,9 +2,11 @@
 use super::passages::{join, passages};
 use super::pointers::{self, Pointers};
 use super::{analyse, Analysis, Query, Scope};
+use crate::abbreviations;
 use crate::corpus::Corpus;
 use crate::params::Params;
 use iret_embed::Embedder;
+use iret_index::tokens::stem;
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone)]
@@ -24,6 +26,9 @@ pub struct State {
     /// Files refine brings in as candidates even when neither leg finds them (the
     /// definitions the strongest hits call).
     pub joined: HashSet<u32>,
+    /// Terms added for the abbreviations code writes of the task's words (`config` for
+    /// "configuration"): searched by keyword, not words the task says.
+    pub abbreviated: HashSet<String>,
 }
 
 impl State {
@@ -51,6 +56,12 @@ pub fn initial_state(
             terms.push((t.clone(), 1.0));
         }
     }
+    let weight = if analysis.is_symbol {
+        0.0
+    } else {
+        params.abbreviation_terms
+    };
+    let abbreviated = abbreviate(&mut terms, &prose_stems(&full), weight);
     let texts = passages(&full, params.passages);
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let embedding = join(&embedder.embed(&refs)?, params.passage_weight);
@@ -63,5 +74,73 @@ pub fn initial_state(
         focus: HashMap::new(),
         pointers: Pointers::default(),
         joined: HashSet::new(),
+        abbreviated,
     })
+}
+
+/// Adds, at `weight`, the abbreviations code writes for the words of the task's prose
+/// (`prose`: stems); 0 adds none. Names the task writes as code are not expanded.
+fn abbreviate(
+    terms: &mut Vec<(String, f32)>,
+    prose: &HashSet<String>,
+    weight: f32,
+) -> HashSet<String> {
+    let mut added = HashSet::new();
+    if weight <= 0.0 {
+        return added;
+    }
+    // In the terms' order, so that the query is the same every run.
+    let longs: Vec<String> = terms
+        .iter()
+        .map(|(t, _)| t.clone())
+        .filter(|t| prose.contains(t))
+        .collect();
+    for long in &longs {
+        for short in abbreviations::abbreviations(long) {
+            if !terms.iter().any(|(t, _)| *t == short) {
+                terms.push((short.clone(), weight));
+                added.insert(short);
+            }
+        }
+    }
+    added
+}
+
+/// Stems of the task's plain words: lower-case letters only (`configuration`, not
+/// `HttpClientConfig` or `request_id`).
+fn prose_stems(text: &str) -> HashSet<String> {
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase()))
+        .map(stem)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prose_words_bring_the_abbreviations_code_writes() {
+        let task = "load the configuration from HttpClientConfig, see request_id";
+        let prose = prose_stems(task);
+        assert!(prose.contains(&stem("configuration")));
+        assert!(!prose.contains(&stem("HttpClientConfig")));
+        let mut terms = vec![(stem("configuration"), 1.0), ("config".to_string(), 1.0)];
+        let added = abbreviate(&mut terms, &prose, 0.5);
+        // `config` is already a term at full weight: only the others join, at 0.5.
+        assert_eq!(
+            terms,
+            vec![
+                (stem("configuration"), 1.0),
+                ("config".to_string(), 1.0),
+                ("conf".to_string(), 0.5),
+                ("cfg".to_string(), 0.5),
+            ]
+        );
+        assert_eq!(added.len(), 2);
+        let mut none = vec![(stem("configuration"), 1.0)];
+        assert!(abbreviate(&mut none, &prose, 0.0).is_empty());
+        assert_eq!(none.len(), 1);
+    }
 }

@@ -38,7 +38,12 @@ impl<'a> Signals<'a> {
             corpus,
             state,
             params,
-            query_stems: state.terms.iter().map(|(t, _)| t.clone()).collect(),
+            query_stems: state
+                .terms
+                .iter()
+                .map(|(t, _)| t.clone())
+                .filter(|t| !state.abbreviated.contains(t))
+                .collect(),
             wants_noise: state.analysis.wants_noise,
             older: corpus.facts.older_versions(&state.analysis.versions),
         }

@@ -1,60 +1,17 @@
 //! Names: code is organised by concept, so a file or folder named with the query's words
 //! (`throttle.ts`, `middleware/`) is likely about it.
 use super::file_stem;
+use crate::abbreviations;
 use iret_index::tokens::{split_identifier, stem, tokenize};
 use std::collections::HashSet;
-
-/// Words code abbreviates in its names, with the words they stand for: `utils.js` is
-/// about utilities, `config.py` about configuration. Conventions of code in general, not
-/// of one codebase.
-const ABBREVIATIONS: &[(&str, &[&str])] = &[
-    ("util", &["utility"]),
-    ("config", &["configuration"]),
-    ("conf", &["configuration"]),
-    ("cfg", &["configuration"]),
-    ("auth", &["authentication", "authorization"]),
-    ("impl", &["implementation"]),
-    ("env", &["environment"]),
-    ("init", &["initialization", "initialize"]),
-    ("param", &["parameter"]),
-    ("arg", &["argument"]),
-    ("attr", &["attribute"]),
-    ("dir", &["directory"]),
-    ("repo", &["repository"]),
-    ("msg", &["message"]),
-    ("err", &["error"]),
-    ("ctx", &["context"]),
-    ("req", &["request"]),
-    ("resp", &["response"]),
-    ("fmt", &["format"]),
-    ("db", &["database"]),
-    ("func", &["function"]),
-    ("spec", &["specification"]),
-    ("info", &["information"]),
-    ("tmpl", &["template"]),
-    ("prop", &["property"]),
-    ("cmd", &["command"]),
-    ("pkg", &["package"]),
-    ("lib", &["library"]),
-    ("addr", &["address"]),
-    ("buf", &["buffer"]),
-    ("mgr", &["manager"]),
-    ("ext", &["extension"]),
-];
 
 /// How strongly the query says the file-name word `word` (lower-case): 1 for its stem,
 /// `abbreviation` for a word it abbreviates, else 0.
 fn said(query: &HashSet<String>, word: &str, abbreviation: f32) -> f32 {
     let s = stem(word);
     if query.contains(&s) {
-        return 1.0;
-    }
-    let expanded = ABBREVIATIONS
-        .iter()
-        .filter(|(short, _)| *short == s)
-        .flat_map(|(_, long)| long.iter())
-        .any(|l| query.contains(&stem(l)));
-    if expanded {
+        1.0
+    } else if abbreviations::expansions(&s).any(|l| query.contains(&l)) {
         abbreviation
     } else {
         0.0
