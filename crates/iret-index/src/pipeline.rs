@@ -288,20 +288,9 @@ fn run(
         match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
             Embedded::Done(fresh, embedded, notes) => (fresh, embedded, notes),
             Embedded::Deferred(missing) => {
-                let report = BuildReport {
-                    files: asm.files.len(),
-                    chunks: asm.chunks.len(),
-                    changed_files: asm.changed_files,
-                    removed_files: asm.removed_files,
-                    embedded: 0,
-                    cached: new.texts.len() - missing,
-                    reused_chunks: asm.kept + asm.revived.len(),
-                    seconds: started.elapsed().as_secs_f64(),
-                    skipped,
-                    up_to_date: false,
-                    notes: Vec::new(),
-                    deferred: missing,
-                };
+                let mut report = updated(&asm, started, skipped);
+                report.cached = new.texts.len() - missing;
+                report.deferred = missing;
                 return Ok((report, None));
             }
         }
@@ -333,18 +322,10 @@ fn run(
     phases.mark("commit");
 
     let report = BuildReport {
-        files: asm.files.len(),
-        chunks: asm.chunks.len(),
-        changed_files: asm.changed_files,
-        removed_files: asm.removed_files,
         embedded,
         cached: new.texts.len() - embedded,
-        reused_chunks: asm.kept + asm.revived.len(),
-        seconds: started.elapsed().as_secs_f64(),
-        skipped,
-        up_to_date: false,
         notes,
-        deferred: 0,
+        ..updated(&asm, started, skipped)
     };
     let index = Index {
         generation,
@@ -356,6 +337,24 @@ fn run(
         vocab,
     };
     Ok((report, Some(index)))
+}
+
+/// The report of a build that assembled `asm` (nothing embedded yet, nothing deferred).
+fn updated(asm: &Assembly, started: Instant, skipped: BTreeMap<SkipReason, usize>) -> BuildReport {
+    BuildReport {
+        files: asm.files.len(),
+        chunks: asm.chunks.len(),
+        changed_files: asm.changed_files,
+        removed_files: asm.removed_files,
+        embedded: 0,
+        cached: 0,
+        reused_chunks: asm.kept + asm.revived.len(),
+        seconds: started.elapsed().as_secs_f64(),
+        skipped,
+        up_to_date: false,
+        notes: Vec::new(),
+        deferred: 0,
+    }
 }
 
 /// The previous generation's tables that a build carries over (empty for a cold build).
