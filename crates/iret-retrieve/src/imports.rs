@@ -3,7 +3,7 @@
 //! `export … from`, `using`, `alias`, Go import blocks). Refine aims the next dispatch at
 //! the files that relevant files import, and at those that import them.
 use iret_index::Index;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Which file imports which module, read once per index from every file head.
 #[derive(Debug, Default)]
@@ -16,6 +16,9 @@ pub struct ImportGraph {
     importers: HashMap<String, usize>,
     /// A module imported by more files than this is a hub (`uv.h`, `utils`).
     hub_limit: usize,
+    /// Every file's name ([`Self::names`]) and folder, normalised: what a local import
+    /// can name (a namespace import, C#'s `using App.Formatters`, names a folder).
+    local: HashSet<String>,
 }
 
 impl ImportGraph {
@@ -43,12 +46,26 @@ impl ImportGraph {
                 *importers.entry(m.clone()).or_default() += 1;
             }
         }
+        let names: Vec<String> = index.files.iter().map(|f| module_of(&f.path)).collect();
         Self {
             imports,
-            names: index.files.iter().map(|f| module_of(&f.path)).collect(),
+            local: names
+                .iter()
+                .cloned()
+                .chain(index.files.iter().flat_map(|f| folders(&f.path)))
+                .collect(),
+            names,
             importers,
             hub_limit: (index.files.len() / 20).max(3),
         }
+    }
+
+    /// Whether the import statement `line` names a module of this codebase (not the
+    /// standard library's `logging` or `from __future__ import annotations`).
+    pub fn is_local(&self, line: &str) -> bool {
+        module_names(line)
+            .into_iter()
+            .any(|m| self.local.contains(&normalise(m)))
     }
 
     fn specific(&self, module: &str) -> bool {
@@ -102,6 +119,12 @@ impl ImportGraph {
         }
         out
     }
+}
+
+/// The folders of `path`, normalised (`src/Formatters/Int.cs` → `src`, `formatters`).
+fn folders(path: &str) -> impl Iterator<Item = String> + '_ {
+    let dirs = path.rsplit_once('/').map_or("", |(d, _)| d);
+    dirs.split('/').filter(|d| !d.is_empty()).map(normalise)
 }
 
 /// The name other files import `path` by: its file stem, or for a folder module
@@ -276,6 +299,25 @@ mod tests {
 
     fn names(text: &str) -> Vec<&str> {
         module_names(text)
+    }
+
+    #[test]
+    fn a_local_import_names_a_file_of_the_codebase() {
+        let graph = ImportGraph {
+            local: ["routing", "sessionmanager", "formatters"]
+                .map(String::from)
+                .into(),
+            ..Default::default()
+        };
+        assert!(graph.is_local("from .routing import APIRouter"));
+        assert!(graph.is_local("import x from \"../session-manager.js\""));
+        assert!(!graph.is_local("from __future__ import annotations"));
+        assert!(!graph.is_local("import logging"));
+        assert!(graph.is_local("using MessagePack.Formatters;"));
+        assert_eq!(
+            folders("src/Formatters/Int.cs").collect::<Vec<_>>(),
+            ["src", "formatters"]
+        );
     }
 
     #[test]

@@ -362,7 +362,8 @@ impl<'a> Refiner<'a> {
 
     /// A related file's distinct words (stemmed): its folder names (code is organised by
     /// concept), the code identifiers of its best chunk (comment prose is not the
-    /// codebase's vocabulary), and what it imports (its collaborators' names).
+    /// codebase's vocabulary), and what it imports from the codebase (its collaborators'
+    /// names; not the standard library's).
     fn file_words(&self, e: &Evaluation) -> Vec<String> {
         let index = self.index();
         let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| {
@@ -376,7 +377,9 @@ impl<'a> Refiner<'a> {
         if f.chunk_count > 0 {
             let head = &index.chunks[f.first_chunk as usize].text;
             seen.extend(
-                import_lines(head).flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
+                import_lines(head)
+                    .filter(|l| self.corpus.facts.imports.is_local(l))
+                    .flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
             );
         }
         seen.sort();
