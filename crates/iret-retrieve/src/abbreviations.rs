@@ -40,7 +40,8 @@ const TABLE: &[(&str, &[&str])] = &[
     ("ext", &["extension"]),
 ];
 
-/// The stems of the words the abbreviation `short` (a stem) stands for.
+/// The stems of the words the abbreviation `short` (a stem) stands for. Every short form
+/// in the table is its own stem, so it is compared as written.
 pub fn expansions(short: &str) -> impl Iterator<Item = String> + '_ {
     TABLE
         .iter()
@@ -53,7 +54,7 @@ pub fn abbreviations(long: &str) -> Vec<String> {
     TABLE
         .iter()
         .filter(|(_, longs)| longs.iter().any(|l| stem(l) == long))
-        .map(|(s, _)| stem(s))
+        .map(|(s, _)| s.to_string())
         .collect()
 }
 
@@ -71,5 +72,8 @@ mod tests {
         assert!(abbreviations(&stem("throttle")).is_empty());
         let auth: Vec<String> = expansions("auth").collect();
         assert_eq!(auth, [stem("authentication"), stem("authorization")]);
+        for (short, _) in TABLE {
+            assert_eq!(stem(short), *short, "a short form is its own stem");
+        }
     }
 }

@@ -69,9 +69,9 @@ impl<'a> Signals<'a> {
             );
             score += definitions::bonus(path, &defines, p.define_boost);
         }
-        let abbreviation = p.abbreviation_weight;
-        let name_words = names::file_name_words(path, &self.query_stems, abbreviation);
-        score += names::name_bonus(path, &self.query_stems, p.name_boost, abbreviation);
+        let (name_words, name_share) =
+            names::file_name_words(path, &self.query_stems, p.abbreviation_weight);
+        score += names::name_bonus(name_share, p.name_boost);
         let path_words = names::folder_words(path, &self.query_stems);
         score += names::path_bonus(&path_words, p.path_boost);
 

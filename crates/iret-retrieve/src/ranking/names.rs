@@ -27,22 +27,32 @@ fn name_words(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Words of the file name that the query says (directly or, with `abbreviation` > 0,
-/// by the word they abbreviate), as the file name writes them (lower-cased, not
-/// stemmed: they are shown in reasons).
-pub fn file_name_words(path: &str, query: &HashSet<String>, abbreviation: f32) -> Vec<String> {
-    name_words(path)
-        .into_iter()
-        .filter(|w| said(query, w, abbreviation) > 0.0)
-        .collect()
+/// What the file name says of the query: its words that the query says (directly or,
+/// with `abbreviation` > 0, by the word they abbreviate), as the file name writes them
+/// (lower-cased, not stemmed: they are shown in reasons), and their share of the name's
+/// words, a word said by what it abbreviates counting `abbreviation`.
+pub fn file_name_words(
+    path: &str,
+    query: &HashSet<String>,
+    abbreviation: f32,
+) -> (Vec<String>, f32) {
+    let words = name_words(path);
+    let count = words.len().max(1) as f32;
+    let mut strength = 0.0;
+    let mut said_words = Vec::new();
+    for w in words {
+        let s = said(query, &w, abbreviation);
+        if s > 0.0 {
+            strength += s;
+            said_words.push(w);
+        }
+    }
+    (said_words, strength / count)
 }
 
-/// `weight` × the share of the file name's words that the query says, a word said by
-/// what it abbreviates counting `abbreviation`.
-pub fn name_bonus(path: &str, query: &HashSet<String>, weight: f32, abbreviation: f32) -> f32 {
-    let words = name_words(path);
-    let strength: f32 = words.iter().map(|w| said(query, w, abbreviation)).sum();
-    weight * strength / words.len().max(1) as f32
+/// `weight` × the share of the file name that the query says ([`file_name_words`]).
+pub fn name_bonus(share: f32, weight: f32) -> f32 {
+    weight * share
 }
 
 /// Words of the file's folders that the query says.
@@ -71,22 +81,21 @@ mod tests {
     #[test]
     fn a_file_name_abbreviation_is_said_by_the_word_it_stands_for() {
         let q = stems(&["utility", "functions", "mime"]);
-        assert_eq!(file_name_words("lib/utils.js", &q, 0.5), vec!["utils"]);
-        assert_eq!(name_bonus("lib/utils.js", &q, 0.2, 0.5), 0.1);
-        assert!(file_name_words("lib/utils.js", &q, 0.0).is_empty());
+        assert_eq!(
+            file_name_words("lib/utils.js", &q, 0.5),
+            (vec!["utils".into()], 0.5)
+        );
+        assert_eq!(name_bonus(0.5, 0.2), 0.1);
+        assert!(file_name_words("lib/utils.js", &q, 0.0).0.is_empty());
         let q = stems(&["loader", "configuration"]);
         assert_eq!(
             file_name_words("src/config_loader.py", &q, 0.5),
-            vec!["config", "loader"]
-        );
-        assert_eq!(
-            name_bonus("src/config_loader.py", &q, 0.2, 0.5),
-            0.2 * 1.5 / 2.0
+            (vec!["config".into(), "loader".into()], 1.5 / 2.0)
         );
         // Only the listed conventions: a word is not its own prefix's abbreviation.
         let q = stems(&["listener"]);
-        assert!(file_name_words("src/list.go", &q, 0.5).is_empty());
+        assert!(file_name_words("src/list.go", &q, 0.5).0.is_empty());
         let q = stems(&["timeout"]);
-        assert!(file_name_words("src/time.rs", &q, 0.5).is_empty());
+        assert!(file_name_words("src/time.rs", &q, 0.5).0.is_empty());
     }
 }
