@@ -15,6 +15,7 @@ pub mod evaluate;
 pub mod follow;
 pub mod hits;
 pub mod imports;
+mod keywords;
 pub mod r#loop;
 pub mod params;
 pub mod query;

@@ -10,6 +10,7 @@ use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::follow::definitions_called;
 use crate::imports::import_lines;
+use crate::keywords::is_keyword;
 use crate::params::Params;
 use crate::query::passages::join;
 use crate::query::words::{is_long, title};
@@ -336,9 +337,7 @@ impl<'a> Refiner<'a> {
             .collect();
         let mut harvest: Vec<(String, f32)> = counts
             .into_iter()
-            .filter(|(w, _)| {
-                !known.contains(w) && w.len() >= 3 && !CODE_KEYWORDS.contains(&w.as_str())
-            })
+            .filter(|(w, _)| !known.contains(w) && w.len() >= 3 && !is_keyword(w))
             .filter_map(|(w, c)| {
                 let df = index.bm25.df(&w) as f32;
                 let about_task = match (vocab_of.get(&w), self.task_embedding.is_empty()) {
@@ -369,16 +368,21 @@ impl<'a> Refiner<'a> {
         let mut seen: Vec<String> = e.path.rsplit_once('/').map_or(Vec::new(), |(dir, _)| {
             words(dir).map(|w| stem(&w)).collect()
         });
+        let imports = &self.corpus.facts.imports;
         if let Some(best) = e.chunks.first() {
             let code = code_lines(&index.chunks[best.chunk as usize].text);
-            seen.extend(words(&code).map(|w| stem(&w)));
+            // An import in the chunk counts like the file head's: only the codebase's own.
+            let own = code
+                .lines()
+                .filter(|l| import_lines(l).next().is_none() || imports.is_local(l));
+            seen.extend(own.flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()));
         }
         let f = &index.files[e.file as usize];
         if f.chunk_count > 0 {
             let head = &index.chunks[f.first_chunk as usize].text;
             seen.extend(
                 import_lines(head)
-                    .filter(|l| self.corpus.facts.imports.is_local(l))
+                    .filter(|l| imports.is_local(l))
                     .flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()),
             );
         }
@@ -511,69 +515,6 @@ fn exclude_irrelevant(state: &mut State, evals: &[Evaluation]) -> Vec<String> {
     }
     out
 }
-
-/// Keywords and built-in names of common languages: syntax, not vocabulary.
-const CODE_KEYWORDS: &[&str] = &[
-    "throw",
-    "return",
-    "const",
-    "function",
-    "class",
-    "export",
-    "import",
-    "async",
-    "await",
-    "this",
-    "self",
-    "true",
-    "false",
-    "null",
-    "undefined",
-    "string",
-    "number",
-    "boolean",
-    "void",
-    "public",
-    "private",
-    "protected",
-    "static",
-    "pass",
-    "none",
-    "impl",
-    "struct",
-    "func",
-    "package",
-    "type",
-    "interface",
-    "extend",
-    "implement",
-    "catch",
-    "else",
-    "while",
-    "break",
-    "continue",
-    "switch",
-    "case",
-    "default",
-    "from",
-    "require",
-    "module",
-    "new",
-    "let",
-    "var",
-    "def",
-    "elif",
-    "lambda",
-    "yield",
-    "final",
-    "abstract",
-    "override",
-    "object",
-    "promise",
-    "error",
-    "value",
-    "math",
-];
 
 /// The lines of `text` that are code, not comments.
 fn code_lines(text: &str) -> String {
