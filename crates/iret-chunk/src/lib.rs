@@ -14,7 +14,7 @@ pub use languages::Language;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever chunk boundaries or text change, so old indexes are rebuilt.
-pub const CHUNKER_VERSION: u32 = 7;
+pub const CHUNKER_VERSION: u32 = 10;
 
 /// Size limits in bytes of chunk text.
 #[derive(Debug, Clone, Copy)]
@@ -62,22 +62,33 @@ pub fn chunk(source: &str, lang: Option<Language>, limits: Limits) -> Vec<Chunk>
     }
     let mut chunks = windows::chunk(source, limits);
     for c in &mut chunks {
-        for line in c.text.lines() {
-            if let Some((label, name)) = definitions::definition(line) {
-                if c.symbol.is_empty() {
-                    c.symbol = format!("{label} {name}");
-                }
-                // `Ecto.Migration` also defines `Migration`.
-                let last = name.rsplit(['.', ':']).next().unwrap_or(&name).to_string();
-                for n in [name, last] {
-                    if !n.is_empty() && !c.defines.contains(&n) {
-                        c.defines.push(n);
-                    }
+        describe_window(c);
+    }
+    chunks
+}
+
+/// A line window's definitions, found line by line, and its label: like a grammar
+/// chunk's, the first definition, then the names of the others (`namespace MessagePack,
+/// IFormatterResolver`; past [`syntax::LABEL_NAMES`], a count).
+fn describe_window(c: &mut Chunk) {
+    let mut shown: Vec<String> = Vec::new();
+    for line in c.text.lines() {
+        if let Some((label, name)) = definitions::definition(line) {
+            if c.symbol.is_empty() {
+                c.symbol = format!("{label} {name}");
+            } else if !shown.contains(&name) {
+                shown.push(name.clone());
+            }
+            // `Ecto.Migration` also defines `Migration`.
+            let last = name.rsplit(['.', ':']).next().unwrap_or(&name).to_string();
+            for n in [name, last] {
+                if !n.is_empty() && !c.defines.contains(&n) {
+                    c.defines.push(n);
                 }
             }
         }
     }
-    chunks
+    syntax::append_names(&mut c.symbol, &shown);
 }
 
 /// Byte offset of the start of each line (for span → line conversions).

@@ -355,7 +355,7 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, packing: Packing) -> Vec<
 /// Names listed in a label after its first declaration; more are counted (2% of the
 /// semble corpora's chunks hold more; listing up to 8 scored 0.0012 higher on semble dev
 /// and 0.0013 lower on vocab-dev's gap tasks, mean iterative NDCG@10: BENCHMARKS.md).
-const LABEL_NAMES: usize = 3;
+pub(crate) const LABEL_NAMES: usize = 3;
 
 /// What a chunk shows, in its order: the first declaration's symbol path, then the names
 /// of the others (`function uv_tcp_init, uv_tcp_bind, uv_tcp_connect`; past three, a
@@ -379,14 +379,20 @@ fn label(group: &[Piece]) -> String {
     let rest: Vec<&str> = shown
         .filter_map(|p| p.defines.first().map(String::as_str))
         .collect();
+    append_names(&mut label, &rest);
+    label
+}
+
+/// Appends the names after a label's first declaration: up to [`LABEL_NAMES`], then a
+/// count (`, b, c, d (+2)`).
+pub(crate) fn append_names(label: &mut String, rest: &[impl AsRef<str>]) {
     for name in rest.iter().take(LABEL_NAMES) {
         label.push_str(", ");
-        label.push_str(name);
+        label.push_str(name.as_ref());
     }
     if rest.len() > LABEL_NAMES {
         label.push_str(&format!(" (+{})", rest.len() - LABEL_NAMES));
     }
-    label
 }
 
 fn flush(src: &str, lines: &LineIndex, group: &mut Vec<Piece>, out: &mut Vec<Chunk>) {

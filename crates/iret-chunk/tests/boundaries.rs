@@ -103,6 +103,28 @@ fn unknown_language_uses_line_windows_cut_at_blank_lines() {
 }
 
 #[test]
+fn a_line_windows_label_names_the_definitions_it_shows() {
+    // C# is chunked by line windows: the namespace leads, the types it holds follow.
+    let src = "// Copyright (c) All contributors.\nusing System;\n\nnamespace MessagePack\n{\n    public interface IFormatterResolver\n    {\n    }\n\n    public static class FormatterResolverExtensions\n    {\n    }\n\n    public class A {}\n    public class B {}\n    public class C {}\n}\n";
+    let chunks = chunk(
+        src,
+        Language::from_path(std::path::Path::new("x.cs")),
+        Limits {
+            max: 4000,
+            min: 100,
+        },
+    );
+    assert_eq!(chunks.len(), 1);
+    assert_eq!(
+        chunks[0].symbol,
+        "namespace MessagePack, IFormatterResolver, FormatterResolverExtensions, A (+2)"
+    );
+    assert!(chunks[0]
+        .defines
+        .contains(&"IFormatterResolver".to_string()));
+}
+
+#[test]
 fn oversized_leaf_is_split_into_windows_with_its_symbol() {
     let body = "  x = x + 1;\n".repeat(200);
     let src = format!("function big() {{\n{body}}}\n");

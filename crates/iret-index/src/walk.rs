@@ -281,7 +281,12 @@ pub fn read_text(path: &Path) -> Result<String, SkipReason> {
     if bytes[..bytes.len().min(8192)].contains(&0) {
         return Err(SkipReason::Binary);
     }
-    let text = String::from_utf8(bytes).map_err(|_| SkipReason::InvalidUtf8)?;
+    let mut text = String::from_utf8(bytes).map_err(|_| SkipReason::InvalidUtf8)?;
+    // A byte-order mark is encoding, not content: left in, it hides a first-line comment
+    // from every "is this line a comment" test (C# and Visual Studio files start so).
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
     if is_minified(&text) {
         return Err(SkipReason::Minified);
     }
@@ -360,6 +365,14 @@ mod tests {
             ]
         );
         assert_eq!(w.skipped.get(&SkipReason::Folder), None);
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_read_as_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("A.cs");
+        std::fs::write(&p, "\u{feff}// Copyright\nnamespace A {}\n").unwrap();
+        assert_eq!(read_text(&p).unwrap(), "// Copyright\nnamespace A {}\n");
     }
 
     #[test]
