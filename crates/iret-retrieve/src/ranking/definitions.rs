@@ -1,6 +1,5 @@
 //! Definitions: a file that defines what the query names (`TRPCError`, `Sinatra::Helpers`)
 //! is where the thing lives; its defining chunk represents it.
-use super::file_stem;
 use crate::hits::{ChunkHit, Leg};
 use iret_index::Index;
 use std::ops::Range;
@@ -79,9 +78,33 @@ pub fn lead_with_definition(
 }
 
 /// `weight` for defining a query name; half as much again when the file is named after
-/// it (`TRPCError.ts` defining `TRPCError`).
+/// it: its whole name but the extension (`TRPCError.ts` defining `TRPCError`,
+/// `user.service.ts` defining `UserService`; not `Serializer.NonGeneric.cs`, one part of
+/// a class spread over files, beside `Serializer.cs`).
 pub fn bonus(path: &str, defines: &[String], weight: f32) -> f32 {
-    let stem = file_stem(path).to_lowercase().replace(['_', '-'], "");
-    let named = defines.iter().any(|d| stem == d.replace('_', ""));
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = name.rsplit_once('.').map_or(name, |(n, _)| n);
+    let name = name.to_lowercase().replace(['_', '-', '.'], "");
+    let named = defines.iter().any(|d| name == d.replace('_', ""));
     weight * if named { 1.5 } else { 1.0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bonus;
+
+    #[test]
+    fn a_file_named_after_the_definition_weighs_half_as_much_again() {
+        let d = |s: &str| vec![s.to_string()];
+        assert_eq!(bonus("src/TRPCError.ts", &d("trpcerror"), 0.2), 0.3);
+        assert_eq!(bonus("app/user.service.ts", &d("userservice"), 0.2), 0.3);
+        assert_eq!(bonus("lib/parse_args.py", &d("parse_args"), 0.2), 0.3);
+        // One part of a class spread over files is not the file named after it.
+        let serializer = d("messagepackserializer");
+        assert_eq!(bonus("MessagePackSerializer.cs", &serializer, 0.2), 0.3);
+        assert_eq!(
+            bonus("MessagePackSerializer.NonGeneric.cs", &serializer, 0.2),
+            0.2
+        );
+    }
 }
