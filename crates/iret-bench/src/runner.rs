@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
     /// iterative also lcw rw rwl et).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -55,6 +55,7 @@ impl Mode {
                 "name" => params.name_boost = x,
                 "abw" => params.abbreviation_weight = x,
                 "abt" => params.abbreviation_terms = x,
+                "spell" => params.spelled_boost = x,
                 "path" => params.path_boost = x,
                 "noise" => params.noise_factor = x,
                 "men" => params.mention_boost = x,
@@ -121,6 +122,7 @@ impl Mode {
                 Params {
                     define_boost: 0.0,
                     name_boost: 0.0,
+                    spelled_boost: 0.0,
                     path_boost: 0.0,
                     noise_factor: 1.0,
                     coherence: 0.0,
@@ -139,6 +141,13 @@ impl Mode {
                 "-name",
                 Params {
                     name_boost: 0.0,
+                    ..p.clone()
+                },
+            ),
+            v(
+                "-spelled",
+                Params {
+                    spelled_boost: 0.0,
                     ..p.clone()
                 },
             ),

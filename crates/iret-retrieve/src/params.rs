@@ -47,6 +47,12 @@ pub struct Params {
     /// 0.8536 at 0.3, 0.8522 / 0.8546 at 0.5; vocab-dev gap equal (BENCHMARKS.md,
     /// session 14).
     pub abbreviation_terms: f32,
+    /// Bonus for a file whose name of two or more words the task's prose spells out in
+    /// order ("JSON object" → `JsonObject.java`; `ranking::names::spelled`; names written
+    /// as code are the definitions signal's). semble dev 0.8528 / 0.8555 at 0, 0.8543 /
+    /// 0.8569 at 0.1 (kotlin +0.018, cpp +0.007, java +0.002, no language lower), 0.8528
+    /// / 0.8555 at 0.2 (bash-it −0.026); vocab-dev equal (BENCHMARKS.md, session 15).
+    pub spelled_boost: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
     /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
@@ -113,6 +119,7 @@ impl Default for Params {
             name_boost: 0.25,
             abbreviation_weight: 0.5,
             abbreviation_terms: 0.5,
+            spelled_boost: 0.1,
             path_boost: 0.1,
             noise_factor: 0.5,
             mention_boost: 0.2,

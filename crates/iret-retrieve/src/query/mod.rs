@@ -53,6 +53,9 @@ pub struct Analysis {
     pub evidence: evidence::Evidence,
     /// The task asks for tests or examples (which are otherwise damped).
     pub wants_noise: bool,
+    /// The task's prose words in order, lower-cased and stemmed, stopwords kept (a code
+    /// name an empty word): the names it spells out ("JSON object" → `JsonObject`).
+    pub words: Vec<String>,
 }
 
 fn looks_like_code(word: &str) -> bool {
@@ -131,7 +134,24 @@ pub fn analyse(text: &str) -> Analysis {
         versions,
         evidence: evidence::extract(text),
         wants_noise: words::wants_noise(text),
+        words: prose_sequence(text, is_code),
     }
+}
+
+/// The task's prose words in order (`Analysis::words`); a code name (`to_json`,
+/// `QuerySet`) stands as an empty word, so no phrase runs through it: the names it
+/// writes as code are the definitions signal's.
+fn prose_sequence(text: &str, is_code: impl Fn(&str) -> bool) -> Vec<String> {
+    identifiers(text)
+        .map(|id| {
+            let bare = id.trim_matches(|c| c == '_' || c == '$');
+            if is_code(bare) {
+                String::new()
+            } else {
+                stem(&bare.to_lowercase())
+            }
+        })
+        .collect()
 }
 
 /// The stemmed form used to compare a concept with BM25 terms.
@@ -176,6 +196,18 @@ mod tests {
         assert!(analyse("JSON response rendering")
             .concepts
             .contains(&"json".to_string()));
+    }
+
+    #[test]
+    fn the_word_sequence_keeps_order_and_stopwords() {
+        assert_eq!(
+            analyse("JSON object with named fields").words,
+            vec!["json", "object", "with", "nam", "field"]
+        );
+        assert_eq!(
+            analyse("ADL-based to_json hooks").words,
+            vec!["", "bas", "", "hook"]
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! * [`coherence`] — the best chunk plus a share of the next two;
 //! * [`definitions`] — the file defines an identifier the query names (that chunk leads);
-//! * [`names`] — the file name or its folders say the query's words;
+//! * [`names`] — the file name or its folders say the query's words, or its prose spells
+//!   the file's name out;
 //! * [`noise`] — tests, examples, legacy and superseded code are damped;
 //! * [`evidence`] — the task names the file, quotes its message, or uses what it defines;
 //! * focus — refine aimed at the file (an import neighbour of a relevant file).
@@ -72,6 +73,10 @@ impl<'a> Signals<'a> {
         let (name_words, name_share) =
             names::file_name_words(path, &self.query_stems, p.abbreviation_weight);
         score += names::name_bonus(name_share, p.name_boost);
+        score += names::spelled_bonus(
+            names::spelled(path, &self.state.analysis.words),
+            p.spelled_boost,
+        );
         let path_words = names::folder_words(path, &self.query_stems);
         score += names::path_bonus(&path_words, p.path_boost);
 

@@ -56,6 +56,22 @@ pub fn name_bonus(share: f32, weight: f32) -> f32 {
 }
 
 /// Words of the file's folders that the query says.
+/// The task spells the file's name out, its words in order among the task's words (a
+/// name of two or more words: "a JSON object" → `JsonObject.java`, "the query set" →
+/// `query_set.py`). One-word names are the file-name signal's alone.
+pub fn spelled(path: &str, task_words: &[String]) -> bool {
+    let name: Vec<String> = name_words(path).iter().map(|w| stem(w)).collect();
+    name.len() >= 2 && task_words.windows(name.len()).any(|w| w == name.as_slice())
+}
+
+pub fn spelled_bonus(spelled: bool, weight: f32) -> f32 {
+    if spelled {
+        weight
+    } else {
+        0.0
+    }
+}
+
 pub fn folder_words(path: &str, query: &HashSet<String>) -> Vec<String> {
     let dirs: HashSet<String> = tokenize(path.rsplit_once('/').map_or("", |(d, _)| d))
         .into_iter()
@@ -76,6 +92,21 @@ mod tests {
 
     fn stems(words: &[&str]) -> HashSet<String> {
         words.iter().map(|w| stem(w)).collect()
+    }
+
+    #[test]
+    fn a_name_is_spelled_by_its_words_in_order() {
+        let words = |t: &str| -> Vec<String> { t.split(' ').map(|w| stem(w)).collect() };
+        let task = words("a json object with named fields");
+        assert!(spelled("gson/JsonObject.java", &task));
+        assert!(!spelled("gson/ObjectJson.java", &task));
+        assert!(!spelled("gson/FieldNamingPolicy.java", &task));
+        // A one-word name is the file-name signal's.
+        assert!(!spelled("gson/object.py", &task));
+        assert!(spelled(
+            "db/query_set.py",
+            &words("iterating the query sets")
+        ));
     }
 
     #[test]
