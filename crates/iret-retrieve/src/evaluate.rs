@@ -6,6 +6,7 @@
 //! refine learned), (c) the file's dispatch score relative to the best, and (d) structure:
 //! it defines what the task names, or its name says it. Bands: 0.8–1 implements the
 //! target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
+use crate::abbreviations::abbreviations;
 use crate::hits::{ChunkHit, FileHit, Leg};
 use crate::params::Params;
 use iret_index::tokens::stem;
@@ -51,7 +52,8 @@ impl Concepts {
         }
     }
 
-    /// Is `concept` covered by `file` (its word, or a learned alias, is in the file)?
+    /// Is `concept` covered by `file` (its word, an abbreviation code writes for it, or a
+    /// learned alias is in the file: `utils.js` covers "utility")?
     pub fn covered(
         &self,
         concept: &str,
@@ -59,7 +61,11 @@ impl Concepts {
         index: &Index,
         tokens: &mut FileTokens,
     ) -> bool {
-        tokens.has(index, file, &stem(concept))
+        let word = stem(concept);
+        tokens.has(index, file, &word)
+            || abbreviations(&word)
+                .iter()
+                .any(|a| tokens.has(index, file, a))
             || self
                 .aliases
                 .get(concept)

@@ -466,3 +466,29 @@ fn report_aliases_can_be_switched_off_for_reports_only() {
         "a one-line task still learns"
     );
 }
+
+#[test]
+fn an_abbreviation_code_writes_covers_its_word() {
+    let (_s, _i, index) = repo();
+    let out = run(
+        &index,
+        &embedder(),
+        &Query::new("the utility that formats a date"),
+        &Options {
+            cycles: 1,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let format = out
+        .evaluated
+        .iter()
+        .find(|e| e.path == "src/util/format.ts")
+        .expect("format.ts is evaluated");
+    // `util` (its folder) covers "utility"; nothing in tax.ts does.
+    assert!(!format.missing.contains(&"utility".to_string()), "{format:?}");
+    let tax = out.evaluated.iter().find(|e| e.path == "src/billing/tax.ts");
+    if let Some(tax) = tax {
+        assert!(tax.missing.contains(&"utility".to_string()), "{tax:?}");
+    }
+}
