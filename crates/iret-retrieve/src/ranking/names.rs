@@ -96,7 +96,7 @@ mod tests {
 
     #[test]
     fn a_name_is_spelled_by_its_words_in_order() {
-        let words = |t: &str| -> Vec<String> { t.split(' ').map(|w| stem(w)).collect() };
+        let words = |t: &str| -> Vec<String> { t.split(' ').map(stem).collect() };
         let task = words("a json object with named fields");
         assert!(spelled("gson/JsonObject.java", &task));
         assert!(!spelled("gson/ObjectJson.java", &task));
