@@ -486,8 +486,14 @@ fn an_abbreviation_code_writes_covers_its_word() {
         .find(|e| e.path == "src/util/format.ts")
         .expect("format.ts is evaluated");
     // `util` (its folder) covers "utility"; nothing in tax.ts does.
-    assert!(!format.missing.contains(&"utility".to_string()), "{format:?}");
-    let tax = out.evaluated.iter().find(|e| e.path == "src/billing/tax.ts");
+    assert!(
+        !format.missing.contains(&"utility".to_string()),
+        "{format:?}"
+    );
+    let tax = out
+        .evaluated
+        .iter()
+        .find(|e| e.path == "src/billing/tax.ts");
     if let Some(tax) = tax {
         assert!(tax.missing.contains(&"utility".to_string()), "{tax:?}");
     }
