@@ -70,13 +70,12 @@ impl<'a> Signals<'a> {
             );
             score += definitions::bonus(path, &defines, p.define_boost);
         }
+        let name = names::FileName::of(path);
         let (name_words, name_share) =
-            names::file_name_words(path, &self.query_stems, p.abbreviation_weight);
+            names::file_name_words(&name, &self.query_stems, p.abbreviation_weight);
         score += names::name_bonus(name_share, p.name_boost);
-        score += names::spelled_bonus(
-            names::spelled(path, &self.state.analysis.words),
-            p.spelled_boost,
-        );
+        let spelled = names::spelled(&name, &self.state.analysis.words);
+        score += names::spelled_bonus(spelled, p.spelled_boost);
         let path_words = names::folder_words(path, &self.query_stems);
         score += names::path_bonus(&path_words, p.path_boost);
 

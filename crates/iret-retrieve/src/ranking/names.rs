@@ -5,46 +5,54 @@ use crate::abbreviations;
 use iret_index::tokens::{split_identifier, stem, tokenize};
 use std::collections::HashSet;
 
-/// How strongly the query says the file-name word `word` (lower-case): 1 for its stem,
+/// A file name's words, lower-cased as the name writes them (shown in reasons) and
+/// stemmed (compared), read once per ranked file.
+pub struct FileName {
+    words: Vec<String>,
+    stems: Vec<String>,
+}
+
+impl FileName {
+    pub fn of(path: &str) -> Self {
+        let words: Vec<String> = split_identifier(file_stem(path))
+            .iter()
+            .map(|w| w.to_lowercase())
+            .filter(|w| w.len() > 1)
+            .collect();
+        let stems = words.iter().map(|w| stem(w)).collect();
+        Self { words, stems }
+    }
+}
+
+/// How strongly the query says the file-name word whose stem is `s`: 1 for the stem,
 /// `abbreviation` for a word it abbreviates, else 0.
-fn said(query: &HashSet<String>, word: &str, abbreviation: f32) -> f32 {
-    let s = stem(word);
-    if query.contains(&s) {
+fn said(query: &HashSet<String>, s: &str, abbreviation: f32) -> f32 {
+    if query.contains(s) {
         1.0
-    } else if abbreviations::expansions(&s).any(|l| query.contains(&l)) {
+    } else if abbreviations::expansions(s).any(|l| query.contains(&l)) {
         abbreviation
     } else {
         0.0
     }
 }
 
-/// The file name's words, lower-cased.
-fn name_words(path: &str) -> Vec<String> {
-    split_identifier(file_stem(path))
-        .iter()
-        .map(|w| w.to_lowercase())
-        .filter(|w| w.len() > 1)
-        .collect()
-}
-
 /// What the file name says of the query: its words that the query says (directly or,
-/// with `abbreviation` > 0, by the word they abbreviate), as the file name writes them
-/// (lower-cased, not stemmed: they are shown in reasons), and their share of the name's
-/// words, a word said by what it abbreviates counting `abbreviation`.
+/// with `abbreviation` > 0, by the word they abbreviate), as the file name writes them,
+/// and their share of the name's words, a word said by what it abbreviates counting
+/// `abbreviation`.
 pub fn file_name_words(
-    path: &str,
+    name: &FileName,
     query: &HashSet<String>,
     abbreviation: f32,
 ) -> (Vec<String>, f32) {
-    let words = name_words(path);
-    let count = words.len().max(1) as f32;
+    let count = name.words.len().max(1) as f32;
     let mut strength = 0.0;
     let mut said_words = Vec::new();
-    for w in words {
-        let s = said(query, &w, abbreviation);
-        if s > 0.0 {
-            strength += s;
-            said_words.push(w);
+    for (w, s) in name.words.iter().zip(&name.stems) {
+        let x = said(query, s, abbreviation);
+        if x > 0.0 {
+            strength += x;
+            said_words.push(w.clone());
         }
     }
     (said_words, strength / count)
@@ -55,15 +63,15 @@ pub fn name_bonus(share: f32, weight: f32) -> f32 {
     weight * share
 }
 
-/// Words of the file's folders that the query says.
 /// The task spells the file's name out, its words in order among the task's words (a
 /// name of two or more words: "a JSON object" → `JsonObject.java`, "the query set" →
 /// `query_set.py`). One-word names are the file-name signal's alone.
-pub fn spelled(path: &str, task_words: &[String]) -> bool {
-    let name: Vec<String> = name_words(path).iter().map(|w| stem(w)).collect();
-    name.len() >= 2 && task_words.windows(name.len()).any(|w| w == name.as_slice())
+pub fn spelled(name: &FileName, task_words: &[String]) -> bool {
+    let n = name.stems.len();
+    n >= 2 && task_words.windows(n).any(|w| w == name.stems.as_slice())
 }
 
+/// `weight` when the task spells the file's name out ([`spelled`]).
 pub fn spelled_bonus(spelled: bool, weight: f32) -> f32 {
     if spelled {
         weight
@@ -72,6 +80,7 @@ pub fn spelled_bonus(spelled: bool, weight: f32) -> f32 {
     }
 }
 
+/// Words of the file's folders that the query says.
 pub fn folder_words(path: &str, query: &HashSet<String>) -> Vec<String> {
     let dirs: HashSet<String> = tokenize(path.rsplit_once('/').map_or("", |(d, _)| d))
         .into_iter()
@@ -98,13 +107,16 @@ mod tests {
     fn a_name_is_spelled_by_its_words_in_order() {
         let words = |t: &str| -> Vec<String> { t.split(' ').map(stem).collect() };
         let task = words("a json object with named fields");
-        assert!(spelled("gson/JsonObject.java", &task));
-        assert!(!spelled("gson/ObjectJson.java", &task));
-        assert!(!spelled("gson/FieldNamingPolicy.java", &task));
+        assert!(spelled(&FileName::of("gson/JsonObject.java"), &task));
+        assert!(!spelled(&FileName::of("gson/ObjectJson.java"), &task));
+        assert!(!spelled(
+            &FileName::of("gson/FieldNamingPolicy.java"),
+            &task
+        ));
         // A one-word name is the file-name signal's.
-        assert!(!spelled("gson/object.py", &task));
+        assert!(!spelled(&FileName::of("gson/object.py"), &task));
         assert!(spelled(
-            "db/query_set.py",
+            &FileName::of("db/query_set.py"),
             &words("iterating the query sets")
         ));
     }
@@ -113,20 +125,26 @@ mod tests {
     fn a_file_name_abbreviation_is_said_by_the_word_it_stands_for() {
         let q = stems(&["utility", "functions", "mime"]);
         assert_eq!(
-            file_name_words("lib/utils.js", &q, 0.5),
+            file_name_words(&FileName::of("lib/utils.js"), &q, 0.5),
             (vec!["utils".into()], 0.5)
         );
         assert_eq!(name_bonus(0.5, 0.2), 0.1);
-        assert!(file_name_words("lib/utils.js", &q, 0.0).0.is_empty());
+        assert!(file_name_words(&FileName::of("lib/utils.js"), &q, 0.0)
+            .0
+            .is_empty());
         let q = stems(&["loader", "configuration"]);
         assert_eq!(
-            file_name_words("src/config_loader.py", &q, 0.5),
+            file_name_words(&FileName::of("src/config_loader.py"), &q, 0.5),
             (vec!["config".into(), "loader".into()], 1.5 / 2.0)
         );
         // Only the listed conventions: a word is not its own prefix's abbreviation.
         let q = stems(&["listener"]);
-        assert!(file_name_words("src/list.go", &q, 0.5).0.is_empty());
+        assert!(file_name_words(&FileName::of("src/list.go"), &q, 0.5)
+            .0
+            .is_empty());
         let q = stems(&["timeout"]);
-        assert!(file_name_words("src/time.rs", &q, 0.5).0.is_empty());
+        assert!(file_name_words(&FileName::of("src/time.rs"), &q, 0.5)
+            .0
+            .is_empty());
     }
 }
