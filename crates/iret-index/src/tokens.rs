@@ -5,7 +5,7 @@
 //! `refreshtoken` (whole), `refresh`, `token`.
 
 /// Bumped whenever tokens change, so indexes with stale keyword tables are rebuilt.
-pub const TOKENIZER_VERSION: u32 = 2;
+pub const TOKENIZER_VERSION: u32 = 3;
 
 /// English words that carry no meaning in a query or a comment.
 const STOPWORDS: &[&str] = &[
@@ -116,7 +116,8 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
     parts
 }
 
-/// Light suffix stripping, the same for documents and queries: plurals, then -ing/-ed,
+/// Light suffix stripping, the same for documents and queries: plurals (not the s of
+/// -ss, -us, -is, -ias: `class`, `status`, `alias`), then -ing/-ed,
 /// then a final -e or consonant+y (`expiry`/`expired`/`expires` → `expir`,
 /// `throttle`/`throttles`/`throttling` → `throttl`, `queries`/`query` → `quer`).
 pub fn stem(word: &str) -> String {
@@ -130,7 +131,7 @@ pub fn stem(word: &str) -> String {
         s.push('y');
     } else if s.ends_with("sses") {
         s.truncate(n - 2);
-    } else if s.ends_with("ss") || s.ends_with("us") || s.ends_with("is") {
+    } else if s.ends_with("ss") || s.ends_with("us") || s.ends_with("is") || s.ends_with("ias") {
     } else if s.ends_with("es") && n > 4 && matches!(s.as_bytes()[n - 3], b's' | b'x' | b'z' | b'h')
     {
         s.truncate(n - 2);
@@ -233,6 +234,11 @@ mod tests {
         assert_eq!(stem("routes"), stem("routing"));
         assert_eq!(stem("classes"), "class");
         assert_eq!(stem("status"), "status");
+        for w in ["alias", "aliases", "aliased", "aliasing"] {
+            assert_eq!(stem(w), "alias", "{w}");
+        }
+        assert_eq!(stem("bias"), stem("biases"));
+        assert_eq!(stem("schemas"), "schema");
         assert_eq!(stem("rate"), "rate");
         assert_eq!(stem("is"), "is");
     }
