@@ -1,6 +1,8 @@
 //! Abbreviations: code shortens words in its names (`utils`, `cfg`, `ctx`) that a task
 //! writes in full ("utility", "configuration", "context").
 use iret_index::tokens::stem;
+use std::collections::HashMap;
+use std::sync::LazyLock;
 
 /// Words code abbreviates in its names, with the words they stand for: `utils.js` is
 /// about utilities, `config.py` about configuration. Conventions of code in general, not
@@ -49,13 +51,24 @@ pub fn expansions(short: &str) -> impl Iterator<Item = String> + '_ {
         .flat_map(|(_, long)| long.iter().map(|l| stem(l)))
 }
 
+/// The table by the stem of each long form: its short forms, in the table's order (built
+/// once: evaluate asks for every concept of every file it judges).
+static BY_LONG: LazyLock<HashMap<String, Vec<&'static str>>> = LazyLock::new(|| {
+    let mut by_long: HashMap<String, Vec<&'static str>> = HashMap::new();
+    for (short, longs) in TABLE {
+        for long in *longs {
+            let shorts = by_long.entry(stem(long)).or_default();
+            if !shorts.contains(short) {
+                shorts.push(short);
+            }
+        }
+    }
+    by_long
+});
+
 /// The stems of the abbreviations code writes for the word whose stem is `long`.
-pub fn abbreviations(long: &str) -> Vec<String> {
-    TABLE
-        .iter()
-        .filter(|(_, longs)| longs.iter().any(|l| stem(l) == long))
-        .map(|(s, _)| s.to_string())
-        .collect()
+pub fn abbreviations(long: &str) -> &'static [&'static str] {
+    BY_LONG.get(long).map_or(&[], Vec::as_slice)
 }
 
 #[cfg(test)]

@@ -96,10 +96,10 @@ fn abbreviate(
         .filter(|t| prose.contains(t))
         .collect();
     for long in &longs {
-        for short in abbreviations::abbreviations(long) {
-            if !terms.iter().any(|(t, _)| *t == short) {
-                terms.push((short.clone(), weight));
-                added.insert(short);
+        for &short in abbreviations::abbreviations(long) {
+            if !terms.iter().any(|(t, _)| t == short) {
+                terms.push((short.to_string(), weight));
+                added.insert(short.to_string());
             }
         }
     }
