@@ -5,7 +5,7 @@
 //! `refreshtoken` (whole), `refresh`, `token`.
 
 /// Bumped whenever tokens change, so indexes with stale keyword tables are rebuilt.
-pub const TOKENIZER_VERSION: u32 = 3;
+pub const TOKENIZER_VERSION: u32 = 4;
 
 /// English words that carry no meaning in a query or a comment.
 const STOPWORDS: &[&str] = &[
@@ -118,7 +118,8 @@ pub fn split_identifier(ident: &str) -> Vec<&str> {
 
 /// Light suffix stripping, the same for documents and queries: plurals (not the s of
 /// -ss, -us, -is, -ias: `class`, `status`, `alias`), then -ing/-ed,
-/// then a final -e or consonant+y (`expiry`/`expired`/`expires` → `expir`,
+/// an -ize verb's -izer and -ization nouns (`serializer` → `serializ`), then a final -e
+/// or consonant+y (`expiry`/`expired`/`expires` → `expir`,
 /// `throttle`/`throttles`/`throttling` → `throttl`, `queries`/`query` → `quer`).
 pub fn stem(word: &str) -> String {
     if word.len() <= 3 || !word.is_ascii() {
@@ -144,7 +145,17 @@ pub fn stem(word: &str) -> String {
     } else if s.ends_with("ed") && n >= 5 {
         s.truncate(n - 2);
     }
+    // An agent noun or action noun of an -ize verb is the verb: `serializer`,
+    // `serialization` → `serializ`, as `serialize`, `serialized`, `serializing` are.
     let n = s.len();
+    if s.ends_with("ization") && n > 8 {
+        s.truncate(n - 5);
+        return s;
+    }
+    if s.ends_with("izer") && n > 6 {
+        s.truncate(n - 2);
+        return s;
+    }
     let b = s.as_bytes();
     let final_e = b[n - 1] == b'e';
     let consonant_y = b[n - 1] == b'y' && !matches!(b[n - 2], b'a' | b'e' | b'i' | b'o' | b'u');
@@ -239,6 +250,18 @@ mod tests {
         }
         assert_eq!(stem("bias"), stem("biases"));
         assert_eq!(stem("schemas"), "schema");
+        for w in [
+            "serialize",
+            "serialized",
+            "serializes",
+            "serializing",
+            "serializer",
+            "serializers",
+            "serialization",
+        ] {
+            assert_eq!(stem(w), "serializ", "{w}");
+        }
+        assert_eq!(stem("size"), "size");
         assert_eq!(stem("rate"), "rate");
         assert_eq!(stem("is"), "is");
     }
