@@ -150,9 +150,13 @@ fn normalise(name: &str) -> String {
 
 /// The import statements of a file head (whole lines).
 pub fn import_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines()
-        .map(str::trim)
-        .filter(|l| statement(l).is_some())
+    text.lines().map(str::trim).filter(|l| is_import(l))
+}
+
+/// Whether `line` is an import statement (`import x`, `from a import b`, `use a::b`,
+/// `#include`, `using A.B;`, …).
+pub fn is_import(line: &str) -> bool {
+    statement(line.trim()).is_some()
 }
 
 /// Module names a file head imports. For a path (`a/b/c`, `a::b::c`, `a.b.C`) the last

@@ -9,7 +9,7 @@
 use crate::corpus::Corpus;
 use crate::evaluate::{Concepts, Evaluation, FileTokens};
 use crate::follow::definitions_called;
-use crate::imports::import_lines;
+use crate::imports::{import_lines, is_import};
 use crate::keywords::is_keyword;
 use crate::params::Params;
 use crate::query::passages::join;
@@ -374,7 +374,7 @@ impl<'a> Refiner<'a> {
             // An import in the chunk counts like the file head's: only the codebase's own.
             let own = code
                 .lines()
-                .filter(|l| import_lines(l).next().is_none() || imports.is_local(l));
+                .filter(|l| !is_import(l) || imports.is_local(l));
             seen.extend(own.flat_map(|l| words(l).map(|w| stem(&w)).collect::<Vec<_>>()));
         }
         let f = &index.files[e.file as usize];

@@ -2,7 +2,7 @@
 //! "throttle" means "rate" and "limiting", over a small generated repository.
 use iret_embed::FakeEmbedder;
 use iret_index::Index;
-use iret_retrieve::{run, Corpus, Options, Query, Scope};
+use iret_retrieve::{run, Corpus, Options, Outcome, Query, Scope};
 
 /// Build options with an embedding cache of this index's own (tests do not share one).
 fn opts(index_dir: &std::path::Path) -> iret_index::BuildOptions {
@@ -28,6 +28,20 @@ fn indexed(src: &std::path::Path) -> (tempfile::TempDir, Corpus) {
     iret_index::build(src, idx.path(), &embedder(), &opts(idx.path())).unwrap();
     let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
     (idx, corpus)
+}
+
+/// One cycle of the loop on `task` (dispatch and evaluate, no refinement).
+fn single_shot(corpus: &Corpus, task: &str) -> Outcome {
+    run(
+        corpus,
+        &embedder(),
+        &Query::new(task),
+        &Options {
+            cycles: 1,
+            ..Options::default()
+        },
+    )
+    .unwrap()
 }
 
 fn repo() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
@@ -58,16 +72,7 @@ fn repo() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
 #[test]
 fn evaluate_scores_the_defining_file_high_and_unrelated_files_low() {
     let (_s, _i, index) = repo();
-    let out = run(
-        &index,
-        &embedder(),
-        &Query::new("TokenParser"),
-        &Options {
-            cycles: 1,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let out = single_shot(&index, "TokenParser");
     let best = &out.evaluated[0];
     assert!(best.path.ends_with("TokenParser.ts"), "{:?}", out.evaluated);
     assert!(
@@ -270,16 +275,7 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
     );
     write(r, "lib/other.rb", "module Other\n  def run\n  end\nend\n");
     let (_idx, index) = indexed(r);
-    let out = run(
-        &index,
-        &embedder(),
-        &Query::new("Sinatra::Helpers"),
-        &Options {
-            cycles: 1,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let out = single_shot(&index, "Sinatra::Helpers");
     let best = &out.evaluated[0];
     assert_eq!(best.path, "lib/sinatra/base.rb");
     let first = &index.index.chunks[best.chunks[0].chunk as usize];
@@ -470,16 +466,7 @@ fn report_aliases_can_be_switched_off_for_reports_only() {
 #[test]
 fn an_abbreviation_code_writes_covers_its_word() {
     let (_s, _i, index) = repo();
-    let out = run(
-        &index,
-        &embedder(),
-        &Query::new("the utility that formats a date"),
-        &Options {
-            cycles: 1,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let out = single_shot(&index, "the utility that formats a date");
     let format = out
         .evaluated
         .iter()

@@ -1,5 +1,6 @@
 //! Definitions: a file that defines what the query names (`TRPCError`, `Sinatra::Helpers`)
 //! is where the thing lives; its defining chunk represents it.
+use super::file_name;
 use crate::hits::{ChunkHit, Leg};
 use iret_index::Index;
 use std::ops::Range;
@@ -82,9 +83,7 @@ pub fn lead_with_definition(
 /// `user.service.ts` defining `UserService`; not `Serializer.NonGeneric.cs`, one part of
 /// a class spread over files, beside `Serializer.cs`).
 pub fn bonus(path: &str, defines: &[String], weight: f32) -> f32 {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let name = name.rsplit_once('.').map_or(name, |(n, _)| n);
-    let name = name.to_lowercase().replace(['_', '-', '.'], "");
+    let name = file_name(path).to_lowercase().replace(['_', '-', '.'], "");
     let named = defines.iter().any(|d| name == d.replace('_', ""));
     weight * if named { 1.5 } else { 1.0 }
 }

@@ -104,6 +104,13 @@ impl<'a> Signals<'a> {
     }
 }
 
+/// The file name without folders and its extension: `src/user.service.ts` →
+/// `user.service`.
+pub(crate) fn file_name(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.rsplit_once('.').map_or(name, |(n, _)| n)
+}
+
 /// The file name without folders and extensions: `src/auth.test.ts` → `auth`.
 pub(crate) fn file_stem(path: &str) -> &str {
     let name = path.rsplit('/').next().unwrap_or(path);
