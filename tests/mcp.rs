@@ -231,14 +231,7 @@ fn retrieve_answers_both_worked_examples() {
         );
     }
     assert!(!files.iter().any(|f| f.ends_with("user.ts")), "{files:?}");
-    // Every file carries relevance (rounded), reason and code; the order follows relevance.
-    let rel: Vec<f64> = answer["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| f["relevance"].as_f64().unwrap())
-        .collect();
-    assert!(rel.windows(2).all(|w| w[0] >= w[1]), "{rel:?}");
+    // Every file carries relevance (rounded), reason and code.
     for f in answer["files"].as_array().unwrap() {
         let x = f["relevance"].as_f64().unwrap();
         assert!(x >= 0.7 && (x * 1e4).round() == x * 1e4, "{x}");

@@ -159,7 +159,7 @@ pub struct QueryEcho {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RetrieveAnswer {
     pub query: QueryEcho,
-    /// Files at or above `min_relevance` (most relevant first), or when none reached it
+    /// Files at or above `min_relevance` in the loop's order (best first), or when none reached it
     /// the best three, with `below_threshold` set.
     pub files: Vec<FileAnswer>,
     pub below_threshold: bool,

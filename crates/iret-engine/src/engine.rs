@@ -534,7 +534,8 @@ fn loop_request(req: &RetrieveRequest) -> anyhow::Result<(Query, Options, usize)
 }
 
 /// The files to return: those ≥ `min` (at most `max`), or when none reached it the best
-/// three, flagged. Listed most relevant first (the loop's order breaks ties).
+/// three, flagged. Listed in the loop's order (`iret_retrieve::r#loop::final_order`: dispatch
+/// standing plus the judged relevance), the ranking the benchmarks score.
 fn choose(outcome: &Outcome, min: f32, max: usize) -> (Vec<&iret_retrieve::Evaluation>, bool) {
     let mut chosen: Vec<&iret_retrieve::Evaluation> =
         outcome.relevant(min).into_iter().take(max).collect();
@@ -542,7 +543,6 @@ fn choose(outcome: &Outcome, min: f32, max: usize) -> (Vec<&iret_retrieve::Evalu
     if below {
         chosen = outcome.evaluated.iter().take(3.min(max)).collect();
     }
-    chosen.sort_by(|a, b| b.relevance.total_cmp(&a.relevance));
     (chosen, below)
 }
 
@@ -703,5 +703,54 @@ fn open_or_build(
             }
             Err(e) => return Err(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use iret_retrieve::evaluate::{Concepts, Evaluation};
+
+    fn judged(file: u32, relevance: f32) -> Evaluation {
+        Evaluation {
+            file,
+            path: format!("f{file}.rs"),
+            relevance,
+            reason: String::new(),
+            missing: Vec::new(),
+            chunks: Vec::new(),
+            cycle: 1,
+        }
+    }
+
+    fn outcome(evaluated: Vec<Evaluation>) -> Outcome {
+        Outcome {
+            evaluated,
+            cycles: Vec::new(),
+            concepts: Concepts::default(),
+        }
+    }
+
+    fn files(chosen: &[&Evaluation]) -> Vec<u32> {
+        chosen.iter().map(|e| e.file).collect()
+    }
+
+    #[test]
+    fn the_answer_keeps_the_loops_order() {
+        // The loop ranked file 0 first though file 1 was judged more relevant: the answer
+        // lists what the benchmarks score, not a re-sort by relevance.
+        let o = outcome(vec![judged(0, 0.75), judged(1, 0.9), judged(2, 0.4)]);
+        let (chosen, below) = choose(&o, 0.7, 10);
+        assert_eq!(files(&chosen), [0, 1]);
+        assert!(!below);
+        assert_eq!(files(&choose(&o, 0.7, 1).0), [0]);
+    }
+
+    #[test]
+    fn with_nothing_strong_the_best_three_are_flagged() {
+        let o = outcome((0..5).map(|f| judged(f, 0.3)).collect());
+        let (chosen, below) = choose(&o, 0.7, 10);
+        assert_eq!(files(&chosen), [0, 1, 2]);
+        assert!(below);
     }
 }
