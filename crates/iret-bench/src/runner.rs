@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell nss path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
     /// iterative also lcw rw rwl et).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -57,6 +57,7 @@ impl Mode {
                 "abt" => params.abbreviation_terms = x,
                 "spell" => params.spelled_boost = x,
                 "path" => params.path_boost = x,
+                "nss" => params.name_share_structure = x,
                 "noise" => params.noise_factor = x,
                 "men" => params.mention_boost = x,
                 "msg" => params.message_boost = x,

@@ -134,17 +134,7 @@ impl Evaluator<'_> {
                 } else {
                     covered.len() as f32 / self.concepts.words.len() as f32
                 };
-                let structural: f32 = if !hit.defines.is_empty() || !hit.evidence.is_empty() {
-                    1.0
-                } else if !hit.name_words.is_empty() {
-                    0.8
-                } else if hit.focused {
-                    0.6
-                } else if !hit.path_words.is_empty() {
-                    0.4
-                } else {
-                    0.0
-                };
+                let structural = structure(hit, self.params.name_share_structure);
                 // Standing against the best file.
                 let rel_score = (hit.score / top_score).clamp(0.0, 1.0);
                 let mut relevance =
@@ -171,6 +161,27 @@ impl Evaluator<'_> {
             })
             .collect()
     }
+}
+
+/// What the file's structure says, the strongest of: it defines what the task names or
+/// the task's evidence points at it (1), its name says the task's words (0.8, scaled by
+/// the share of the name they make with `name_share` > 0), refine aimed at it (0.6), its
+/// folders say the task's words (0.4).
+fn structure(hit: &FileHit, name_share: f32) -> f32 {
+    let tiers = [
+        (!hit.defines.is_empty() || !hit.evidence.is_empty(), 1.0),
+        (
+            !hit.name_words.is_empty(),
+            0.8 * (1.0 - name_share + name_share * hit.name_share.min(1.0)),
+        ),
+        (hit.focused, 0.6),
+        (!hit.path_words.is_empty(), 0.4),
+    ];
+    tiers
+        .iter()
+        .filter(|(says, _)| *says)
+        .map(|(_, x)| *x)
+        .fold(0.0, f32::max)
 }
 
 fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: usize) -> String {
@@ -212,4 +223,38 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
         ));
     }
     parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(name_words: &[&str], name_share: f32, path_words: &[&str]) -> FileHit {
+        FileHit {
+            file: 0,
+            score: 1.0,
+            chunks: Vec::new(),
+            defines: Vec::new(),
+            name_words: name_words.iter().map(|w| w.to_string()).collect(),
+            name_share,
+            path_words: path_words.iter().map(|w| w.to_string()).collect(),
+            noise: false,
+            focused: false,
+            evidence: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_name_the_task_says_wholly_is_stronger_structure_than_one_word_of_it() {
+        let whole = structure(&hit(&["resolver"], 1.0, &[]), 0.75);
+        let third = structure(&hit(&["object"], 1.0 / 3.0, &[]), 0.75);
+        assert_eq!(whole, 0.8);
+        assert!((third - 0.8 * (0.25 + 0.75 / 3.0)).abs() < 1e-6, "{third}");
+        // Without the share, any said name counts in full (the tiers of before).
+        assert_eq!(structure(&hit(&["object"], 1.0 / 3.0, &[]), 0.0), 0.8);
+        // The strongest tier wins: a weakly said name does not hide a folder that says
+        // the task's words.
+        assert_eq!(structure(&hit(&["object"], 0.2, &["resolvers"]), 1.0), 0.4);
+        assert_eq!(structure(&hit(&[], 0.0, &[]), 0.75), 0.0);
+    }
 }

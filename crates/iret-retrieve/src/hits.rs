@@ -29,6 +29,8 @@ pub struct FileHit {
     pub defines: Vec<String>,
     /// Query words in the file name / directories.
     pub name_words: Vec<String>,
+    /// Share of the file name's words the query says (`ranking::names::file_name_words`).
+    pub name_share: f32,
     pub path_words: Vec<String>,
     pub noise: bool,
     /// Refine aimed at this file (it imports, or is imported by, a relevant file).

@@ -53,6 +53,14 @@ pub struct Params {
     /// 0.8569 at 0.1 (kotlin +0.018, cpp +0.007, java +0.002, no language lower), 0.8528
     /// / 0.8555 at 0.2 (bash-it −0.026); vocab-dev equal (BENCHMARKS.md, session 15).
     pub spelled_boost: f32,
+    /// Evaluate: how much of the structure a file name gives (0.8 when it says one of the
+    /// task's words) scales with the share of the name the task says: `Resolver.cs` all of
+    /// it, `DynamicObjectResolver.cs` a third for "typed objects" (`evaluate::structure`);
+    /// 0 gives any said name the full 0.8. semble dev iterative 0.8586 at 0, 0.8594 at
+    /// 0.75 (csharp +0.010, kotlin +0.010, rust +0.008; c −0.012, cpp −0.004), 0.8588 at
+    /// 1; vocab-dev gap 0.5286 → 0.5328; SWE-bench dev (73 outside django) equal
+    /// (BENCHMARKS.md, session 16).
+    pub name_share_structure: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
     /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
@@ -121,6 +129,7 @@ impl Default for Params {
             abbreviation_terms: 0.5,
             spelled_boost: 0.1,
             path_boost: 0.1,
+            name_share_structure: 0.75,
             noise_factor: 0.5,
             mention_boost: 0.2,
             message_boost: 0.2,

@@ -96,6 +96,7 @@ impl<'a> Signals<'a> {
             chunks,
             defines,
             name_words,
+            name_share,
             path_words,
             noise,
             focused: focus.is_some(),
