@@ -162,14 +162,6 @@ fn budget_packs_whole_chunks_within_about_n_tokens() {
 #[test]
 fn json_scores_are_rounded_and_fewer_files_are_the_head_of_the_list() {
     let doc = search_json(indexed_fixture(), "token expiry", &["--min-relevance", "0"]);
-    let paths = |doc: &serde_json::Value| -> Vec<String> {
-        doc["files"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f["path"].as_str().unwrap().to_string())
-            .collect()
-    };
     // The files are listed in the loop's order: asking for two gives the first two.
     let two = search_json(
         indexed_fixture(),
