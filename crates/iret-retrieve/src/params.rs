@@ -63,7 +63,7 @@ pub struct Params {
     pub name_share_structure: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
-    /// Score factor for tests, examples, docs, declarations (.d.ts), legacy/compat code.
+    /// Score factor for tests, examples, docs, declarations (.d.ts, .pyi), legacy/compat code.
     /// 0.5 (was 0.7): semble dev hybrid 0.8363 → 0.8397, iterative 0.8402 → 0.8424, no
     /// language lower by more than 0.001; SWE-bench dev (67 outside django and astropy)
     /// iterative Acc@5 89.6 → 91.0; vocab-dev gap 0.4926 → 0.4984. 0.4 and 0.6 measure

@@ -1,5 +1,6 @@
-//! Noise: tests, examples, declaration files, docs, legacy code and superseded version
-//! folders are rarely what a task is about; dispatch damps them unless the task asks.
+//! Noise: tests, examples, declaration files (`.d.ts`, Python's `.pyi` stubs), docs,
+//! legacy code and superseded version folders are rarely what a task is about; dispatch
+//! damps them unless the task asks.
 use super::file_stem;
 use iret_index::tokens::split_identifier;
 
@@ -35,6 +36,7 @@ const LEGACY_WORDS: &[&str] = &["legacy", "deprecated", "compat"];
 pub fn is_noise_path(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     if lower.ends_with(".d.ts")
+        || lower.ends_with(".pyi")
         || lower.contains(".test.")
         || lower.contains(".spec.")
         || lower.contains("_test.")
@@ -134,6 +136,7 @@ mod tests {
         for p in [
             "src/auth.test.ts",
             "types/index.d.ts",
+            "lib/matplotlib/axes/_base.pyi",
             "tests/test_app.py",
             "lib/examples/demo.js",
             "galleries/tutorials/text/text_intro.py",
@@ -142,6 +145,7 @@ mod tests {
         }
         for p in [
             "src/auth.ts",
+            "lib/matplotlib/axes/_base.py",
             "src/contest/rules.py",
             "lib/testing_utils.rs",
         ] {
