@@ -60,6 +60,7 @@ impl Mode {
                 "nss" => params.name_share_structure = x,
                 "noise" => params.noise_factor = x,
                 "men" => params.mention_boost = x,
+                "rai" => params.raise_boost = x,
                 "msg" => params.message_boost = x,
                 "api" => params.api_boost = x,
                 "pas" => params.passages = x as usize,

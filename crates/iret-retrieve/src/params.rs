@@ -72,6 +72,12 @@ pub struct Params {
     /// Bonus for a file the task names: a path, a traceback frame, a module path
     /// (`ranking::evidence::mentioned`).
     pub mention_boost: f32,
+    /// Bonus for the files of a traceback the task quotes by their nearness to where it
+    /// was raised: this for its innermost frame in the codebase, half for the next, a
+    /// third… (`ranking::evidence::raised`), beside `mention_boost`, which every frame
+    /// gets. Stack-trace analysis in bug localisation (Schröter et al. 2010; Wong et al.
+    /// 2014, BRTracer): the frames nearest the raise hold the fix most often.
+    pub raise_boost: f32,
     /// Bonus for a file holding, as literal text, a message the task quotes (an error's
     /// text): where it is raised (`ranking::evidence::raises`).
     pub message_boost: f32,
@@ -132,6 +138,7 @@ impl Default for Params {
             name_share_structure: 0.75,
             noise_factor: 0.5,
             mention_boost: 0.2,
+            raise_boost: 0.0,
             message_boost: 0.2,
             api_boost: 0.2,
             passages: 1,

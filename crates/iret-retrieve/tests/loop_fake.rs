@@ -412,6 +412,70 @@ fn a_quoted_message_points_at_the_file_holding_its_literal() {
     assert_eq!(raisers, ["domains/std.py"]);
 }
 
+/// A quoted traceback weighs its frames in the codebase by their rank from where it was
+/// raised; frames outside the codebase (the user's script, libraries) do not count.
+#[test]
+fn a_traceback_points_hardest_at_where_it_was_raised() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    write(
+        r,
+        "lib/plot/artist.py",
+        "def draw(artist):\n    return artist.render()\n",
+    );
+    write(
+        r,
+        "lib/plot/cm.py",
+        "def to_rgba(self, x):\n    return self.norm(x)\n",
+    );
+    write(
+        r,
+        "lib/plot/colors.py",
+        "def __call__(self, value):\n    raise ValueError('Invalid vmin or vmax')\n",
+    );
+    write(
+        r,
+        "lib/plot/colorbar.py",
+        "def update_normal(self, mappable):\n    self.norm = mappable.norm\n",
+    );
+    let (_idx, corpus) = indexed(r);
+    let task = "Setting norm with existing colorbar fails\nAfter the colorbar has been created, setting the norm fails with an invalid vmin value, although vmin and vmax are valid for the new norm and the data has no negative values.\n```\nTraceback (most recent call last):\n  File \"/home/u/script.py\", line 3, in <module>\n    plot.autoscale()\n  File \"/env/site-packages/plot/artist.py\", line 51, in draw\n  File \"/env/site-packages/plot/cm.py\", line 511, in to_rgba\n  File \"/env/site-packages/plot/colors.py\", line 1694, in __call__\n  File \"/env/site-packages/numpy/core/fromnumeric.py\", line 9, in amin\nValueError: Invalid vmin or vmax\n```";
+    let mut state =
+        iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
+    state.point(&corpus);
+    let mut raised: Vec<(String, f32)> = state
+        .pointers
+        .raised
+        .iter()
+        .map(|(&f, &w)| (corpus.index.files[f as usize].path.clone(), w))
+        .collect();
+    raised.sort_by(|a, b| b.1.total_cmp(&a.1));
+    // numpy's frame is innermost but outside the codebase: colors.py raised.
+    assert_eq!(
+        raised,
+        [
+            ("lib/plot/colors.py".to_string(), 1.0),
+            ("lib/plot/cm.py".to_string(), 0.5),
+            ("lib/plot/artist.py".to_string(), 1.0 / 3.0),
+        ]
+    );
+    // Every frame is a mention too (an installed package's path names the source file
+    // under `lib/`); the file only the prose names is not a frame.
+    let mentioned = |p: &str| {
+        state
+            .pointers
+            .mentioned
+            .keys()
+            .any(|&f| corpus.index.files[f as usize].path == p)
+    };
+    assert!(mentioned("lib/plot/colors.py") && mentioned("lib/plot/artist.py"));
+    assert!(!state
+        .pointers
+        .raised
+        .keys()
+        .any(|&f| corpus.index.files[f as usize].path.ends_with("colorbar.py")));
+}
+
 /// A diagnostic code the task reports (`E108`) points at the file holding it as the ID
 /// the check raises, not at files that merely mention the number.
 #[test]

@@ -21,6 +21,11 @@ pub struct Evidence {
     /// Diagnostic codes (`E108`, `admin.E108` → `E108`, `W0611`): the ID a check or a
     /// linter reports, which the code that raises it holds as a string literal.
     pub codes: Vec<String>,
+    /// The file frames of each traceback the task quotes, innermost first: the frame
+    /// that raised leads. A traceback that says its order ("most recent call last", as
+    /// Python's and IPython's do) lists its frames outermost first; a panic that names its
+    /// place (`panicked at src/lib.rs:5:9`) is a one-frame traceback.
+    pub tracebacks: Vec<Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -61,7 +66,59 @@ pub fn extract(text: &str) -> Evidence {
     ev.names = code_names(text);
     ev.messages = messages(text);
     ev.codes = diagnostic_codes(text);
+    ev.tracebacks = tracebacks(text);
     ev
+}
+
+/// The header of a traceback that lists its frames outermost first.
+const OUTERMOST_FIRST: &str = "most recent call last";
+
+/// [`Evidence::tracebacks`]: a traceback runs from its header to the exception it ends
+/// with (or the end of its code block, or the next header).
+fn tracebacks(text: &str) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let mut open: Option<Vec<String>> = None;
+    let close = |frames: Vec<String>, out: &mut Vec<Vec<String>>| {
+        let mut innermost_first: Vec<String> = Vec::new();
+        for f in frames.into_iter().rev() {
+            if !innermost_first.contains(&f) {
+                innermost_first.push(f);
+            }
+        }
+        if !innermost_first.is_empty() {
+            out.push(innermost_first);
+        }
+    };
+    for line in text.lines() {
+        let t = line.trim();
+        if t.contains(OUTERMOST_FIRST) {
+            if let Some(frames) = open.replace(Vec::new()) {
+                close(frames, &mut out);
+            }
+            continue;
+        }
+        if let Some((_, place)) = t.split_once("panicked at ") {
+            if let Some(m) = path_tokens(place).find_map(path_mention) {
+                out.push(vec![m.path]);
+            }
+            continue;
+        }
+        let Some(frames) = open.as_mut() else {
+            continue;
+        };
+        if exception_message(t).is_some() || t.starts_with("```") {
+            close(open.take().unwrap_or_default(), &mut out);
+            continue;
+        }
+        let files = path_tokens(line)
+            .filter_map(path_mention)
+            .filter(|m| m.kind == MentionKind::File);
+        frames.extend(files.map(|m| m.path));
+    }
+    if let Some(frames) = open {
+        close(frames, &mut out);
+    }
+    out
 }
 
 /// Codes such as `E108`, `W0611`, `SIM115`: one to four capitals then three to five
@@ -343,6 +400,50 @@ mod tests {
             ("lib/router.ts".into(), MentionKind::File)
         );
         assert_eq!(paths("https://example.com/a/b.js"), vec![]);
+    }
+
+    #[test]
+    fn a_traceback_lists_its_frames_from_where_it_was_raised() {
+        let text = r#"Setting the norm fails.
+```
+Traceback (most recent call last):
+  File "/home/u/site-packages/matplotlib/artist.py", line 51, in draw_wrapper
+    return draw(artist, renderer)
+  File "/home/u/site-packages/matplotlib/cm.py", line 511, in to_rgba
+    x = self.norm(x)
+  File "/home/u/site-packages/matplotlib/artist.py", line 74, in draw_wrapper
+  File "/home/u/site-packages/matplotlib/colors.py", line 1694, in __call__
+    raise ValueError("Invalid vmin or vmax")
+ValueError: Invalid vmin or vmax
+```
+See also lib/matplotlib/colorbar.py.
+Traceback (most recent call last)
+~/venv/site-packages/django/db/models/query_utils.py in __and__(self, other)
+---> 92 return self._combine(other, self.AND)
+TypeError: unsupported operand
+thread 'main' panicked at src/parser.rs:12:5:
+index out of bounds"#;
+        let ev = extract(text);
+        assert_eq!(
+            ev.tracebacks,
+            vec![
+                vec![
+                    "home/u/site-packages/matplotlib/colors.py".to_string(),
+                    "home/u/site-packages/matplotlib/artist.py".to_string(),
+                    "home/u/site-packages/matplotlib/cm.py".to_string(),
+                ],
+                vec!["~/venv/site-packages/django/db/models/query_utils.py".to_string()],
+                vec!["src/parser.rs".to_string()],
+            ]
+        );
+        // A path in prose is a mention, not a frame; a task without a traceback has none.
+        assert!(ev
+            .paths
+            .iter()
+            .any(|m| m.path == "lib/matplotlib/colorbar.py"));
+        assert!(extract("see lib/matplotlib/colorbar.py")
+            .tracebacks
+            .is_empty());
     }
 
     #[test]

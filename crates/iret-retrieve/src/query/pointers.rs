@@ -20,6 +20,10 @@ const MAX_DEFINERS: usize = 16;
 pub struct Pointers {
     /// Files the task names: a path, a traceback frame, a module path.
     pub mentioned: HashMap<u32, f32>,
+    /// How near a file is to where a traceback the task quotes was raised: 1 for the
+    /// innermost frame that is a file of the codebase (frames in libraries it calls are
+    /// not), 1/2 for the next, 1/3…: the frame's rank, as in BRTracer (Wong et al. 2014).
+    pub raised: HashMap<u32, f32>,
     /// Files holding, as literal text, a message the task quotes or an option it names.
     pub raises: HashMap<u32, f32>,
     /// Files that define names the task writes as code, weighed by how few files
@@ -52,6 +56,7 @@ impl Pointers {
 pub fn resolve(corpus: &Corpus, evidence: &Evidence) -> Pointers {
     let mut p = Pointers {
         mentioned: mentioned(corpus, evidence),
+        raised: raised(corpus, evidence),
         raises: raises(corpus, evidence),
         ..Default::default()
     };
@@ -85,14 +90,7 @@ fn mentioned(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
         let mut found: Vec<(u32, f32)> = Vec::new();
         match m.kind {
             MentionKind::File => {
-                // The mention may be absolute (a frame) or shorter than the indexed path.
-                for (i, f) in files.iter().enumerate() {
-                    let hit = ends_at_boundary(&m.path, &f.path)
-                        || (m.path.contains('/') && ends_at_boundary(&f.path, &m.path));
-                    if hit {
-                        found.push((i as u32, 1.0));
-                    }
-                }
+                found.extend(files_named(corpus, &m.path).into_iter().map(|f| (f, 1.0)));
             }
             MentionKind::Module => {
                 let parent = m.path.rsplit_once('/').map(|(p, _)| p);
@@ -108,11 +106,66 @@ fn mentioned(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
                 }
             }
         }
-        // A mention that fits many files says little about each.
-        let share = 1.0 / (found.len().max(1) as f32).sqrt();
-        for (file, w) in found {
-            let v = out.entry(file).or_default();
-            *v = v.max(w * share);
+        add_shared(&mut out, found);
+    }
+    out
+}
+
+/// A mention that fits many files says little about each: each of `found` gets its
+/// weight over the square root of their number (the strongest mention of a file counts).
+fn add_shared(out: &mut HashMap<u32, f32>, found: Vec<(u32, f32)>) {
+    let share = 1.0 / (found.len().max(1) as f32).sqrt();
+    for (file, w) in found {
+        let v = out.entry(file).or_default();
+        *v = v.max(w * share);
+    }
+}
+
+/// An installed path and the source it was installed from share at least this many
+/// trailing parts: the package folder and the file (`site-packages/matplotlib/colors.py`
+/// is `lib/matplotlib/colors.py`).
+const MIN_SHARED_PARTS: usize = 2;
+
+/// The files a file mention names. It may be absolute (a frame) or shorter than the
+/// indexed path. Failing that, a frame of the installed package names the source file it
+/// was installed from, the files sharing the longest tail of at least
+/// [`MIN_SHARED_PARTS`] parts with it: a package under `src/` or `lib/` is installed
+/// without that folder.
+fn files_named(corpus: &Corpus, path: &str) -> Vec<u32> {
+    let files = &corpus.index.files;
+    let named: Vec<u32> = (0..files.len() as u32)
+        .filter(|&i| {
+            let f = &files[i as usize].path;
+            ends_at_boundary(path, f) || (path.contains('/') && ends_at_boundary(f, path))
+        })
+        .collect();
+    if !named.is_empty() {
+        return named;
+    }
+    let shared = |f: &str| {
+        path.rsplit('/')
+            .zip(f.rsplit('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let longest = files.iter().map(|f| shared(&f.path)).max().unwrap_or(0);
+    if longest < MIN_SHARED_PARTS {
+        return Vec::new();
+    }
+    (0..files.len() as u32)
+        .filter(|&i| shared(&files[i as usize].path) == longest)
+        .collect()
+}
+
+/// [`Pointers::raised`]: each traceback's frames that name files of the codebase, by
+/// their rank from the innermost.
+fn raised(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
+    let mut out = HashMap::new();
+    for frames in &evidence.tracebacks {
+        let in_codebase = frames.iter().map(|frame| files_named(corpus, frame));
+        for (rank, files) in in_codebase.filter(|f| !f.is_empty()).enumerate() {
+            let weight = 1.0 / (rank + 1) as f32;
+            add_shared(&mut out, files.into_iter().map(|f| (f, weight)).collect());
         }
     }
     out
@@ -173,11 +226,7 @@ fn files_holding(corpus: &Corpus, chunks: &[u32], holds: &dyn Fn(&str) -> bool) 
 
 /// Adds a share of 1 (split over the files found, as for mentions) to each of `found`.
 fn add_found(out: &mut HashMap<u32, f32>, found: Vec<u32>) {
-    let share = 1.0 / (found.len().max(1) as f32).sqrt();
-    for f in found {
-        let v = out.entry(f).or_default();
-        *v = v.max(share);
-    }
+    add_shared(out, found.into_iter().map(|f| (f, 1.0)).collect());
 }
 
 /// Files holding, as literal text, a message the task quotes, an option name it writes

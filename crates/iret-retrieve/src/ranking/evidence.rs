@@ -2,6 +2,8 @@
 //! one bonus per kind, each with its weight in [`Params`](crate::params::Params):
 //!
 //! * [`mentioned`] — the task names the file (a path, a traceback frame, a module path);
+//! * [`raised`] — a traceback the task quotes was raised in the file, or near it (its
+//!   frames in the codebase by rank from the innermost);
 //! * [`raises`] — the file holds a message or an option name the task quotes;
 //! * [`implements`] — the file defines names the task writes as code, rare names
 //!   counting more than common ones.
@@ -15,6 +17,10 @@ pub fn mentioned(p: &Pointers, file: u32, weight: f32) -> f32 {
     bonus(&p.mentioned, file, weight)
 }
 
+pub fn raised(p: &Pointers, file: u32, weight: f32) -> f32 {
+    bonus(&p.raised, file, weight)
+}
+
 pub fn raises(p: &Pointers, file: u32, weight: f32) -> f32 {
     bonus(&p.raises, file, weight)
 }
@@ -26,7 +32,9 @@ pub fn implements(p: &Pointers, file: u32, weight: f32) -> f32 {
 /// Why the evidence favours `file`, in words (empty when it does not).
 pub fn reasons(p: &Pointers, file: u32) -> Vec<String> {
     let mut out = Vec::new();
-    if p.mentioned.contains_key(&file) {
+    if p.raised.get(&file).is_some_and(|w| *w >= 1.0) {
+        out.push("the task's traceback was raised here".to_string());
+    } else if p.mentioned.contains_key(&file) {
         out.push("named by the task".to_string());
     }
     if p.raises.contains_key(&file) {

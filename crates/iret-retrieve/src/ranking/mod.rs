@@ -81,6 +81,7 @@ impl<'a> Signals<'a> {
 
         let pointers = &self.state.pointers;
         score += evidence::mentioned(pointers, file, p.mention_boost);
+        score += evidence::raised(pointers, file, p.raise_boost);
         score += evidence::raises(pointers, file, p.message_boost);
         score += evidence::implements(pointers, file, p.api_boost);
 
