@@ -152,6 +152,7 @@ fn safe_join(folder: &Path, path: &str) -> Option<PathBuf> {
 pub fn checkout(mirror: &Mirror, rev: &str, folder: &Path) -> anyhow::Result<HopStats> {
     let old = read_tree(folder);
     if old.revision == rev {
+        link_history(mirror, rev, folder)?;
         return Ok(HopStats::default());
     }
     let new = mirror.list(rev)?;
@@ -181,7 +182,34 @@ pub fn checkout(mirror: &Mirror, rev: &str, folder: &Path) -> anyhow::Result<Hop
     let tmp = tree_file(folder).with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_vec(&tree)?)?;
     std::fs::rename(&tmp, tree_file(folder))?;
+    link_history(mirror, rev, folder)?;
     Ok(stats)
+}
+
+/// Makes `folder` a git repository whose HEAD is `rev` (detached), its objects borrowed
+/// from the mirror (`objects/info/alternates`), no branches: what a user's clone checked
+/// out at `rev` holds of the history, the ancestry of `rev` and nothing after it (the
+/// mirror's later commits are unreachable from HEAD, and the index reads HEAD's
+/// ancestry only).
+pub fn link_history(mirror: &Mirror, rev: &str, folder: &Path) -> anyhow::Result<()> {
+    let sha = mirror.output(&["rev-parse", &format!("{rev}^{{commit}}")])?;
+    let git = folder.join(".git");
+    std::fs::create_dir_all(git.join("objects/info"))?;
+    std::fs::create_dir_all(git.join("refs/heads"))?;
+    std::fs::create_dir_all(git.join("refs/tags"))?;
+    let objects = std::fs::canonicalize(mirror.git_dir.join("objects"))?;
+    std::fs::write(
+        git.join("objects/info/alternates"),
+        format!("{}\n", objects.display()),
+    )?;
+    std::fs::write(
+        git.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tbare = false\n",
+    )?;
+    let tmp = git.join("HEAD.tmp");
+    std::fs::write(&tmp, format!("{}\n", sha.trim()))?;
+    std::fs::rename(&tmp, git.join("HEAD"))?;
+    Ok(())
 }
 
 /// Reads the blobs through one `git cat-file --batch` and writes them into `folder`.
@@ -296,6 +324,9 @@ mod tests {
         // Back again: only the two differing files move.
         let back = checkout(&mirror, &one, &out).unwrap();
         assert_eq!((back.written, back.removed), (2, 1));
+        // The folder is a repository at `one`: its history ends there.
+        assert_eq!(git(&out, &["rev-parse", "HEAD"]), one);
+        assert_eq!(git(&out, &["log", "--format=%s"]), "one");
         assert!(mirror.commit_time(&two).unwrap() >= mirror.commit_time(&one).unwrap());
     }
 }

@@ -27,7 +27,7 @@ enum Kind {
 
 impl Mode {
     /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell nss path noise men msg api pas pw fol fh rla sc rfo fb k1 b vk kk rrf;
+    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell nss path noise men msg api pas pw fol fh rla sc rfo fb hm hs hk hl hf hj k1 b vk kk rrf;
     /// iterative also lcw rw rwl et).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
@@ -71,6 +71,12 @@ impl Mode {
                 "sc" => params.similarity_ceiling = x,
                 "rfo" => params.report_focus = x != 0.0,
                 "fb" => params.feedback_weight = x,
+                "hm" => params.history_messages = x,
+                "hs" => params.history_similar = x,
+                "hk" => params.history_commits = x as usize,
+                "hl" => params.history_half_life_days = x,
+                "hf" => params.history_fixes = x,
+                "hj" => params.history_join = x,
                 "k1" => params.bm25.k1 = x,
                 "b" => params.bm25.b = x,
                 "vk" => params.vector_k = x as usize,

@@ -232,4 +232,6 @@ pub struct StatusAnswer {
     pub embedded_share: f64,
     pub bytes_on_disk: u64,
     pub generation: String,
+    /// Commits of git history the index holds (0: none: not a git checkout).
+    pub history_commits: usize,
 }

@@ -463,6 +463,7 @@ impl Engine {
             },
             bytes_on_disk: s.bytes_on_disk,
             generation: s.generation,
+            history_commits: s.history.commits,
         })
     }
 

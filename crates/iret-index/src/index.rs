@@ -1,5 +1,6 @@
 //! The stored index and what a loaded one offers to retrieval.
 use crate::bm25::Bm25;
+use crate::history::{History, HISTORY_FILE};
 use crate::store::{load_bin, save_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::vectors::Vectors;
 use crate::vocab::{TermCounts, Vocab};
@@ -57,6 +58,12 @@ pub struct Manifest {
     /// before the transformer (`model_id`) embeds; every chunk is pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub static_tier: Option<String>,
+    /// The commit whose ancestry the history field holds (None: no git history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_head: Option<String>,
+    /// Commits in the history field (those with files attributed).
+    #[serde(default)]
+    pub history_commits: usize,
 }
 
 impl Manifest {
@@ -145,6 +152,8 @@ pub struct Index {
     pub vectors: Vectors,
     pub bm25: Bm25,
     pub vocab: Vocab,
+    /// The repository's history up to the indexed HEAD (empty outside git).
+    pub history: History,
 }
 
 impl Index {
@@ -180,6 +189,12 @@ impl Index {
             return Err(corrupt("a chunk points at no file".into()));
         }
         let vectors = Vectors::load(&gen, manifest.dims, chunks.len())?;
+        // A generation written before history was indexed has none.
+        let history: History = if gen.join(HISTORY_FILE).is_file() {
+            load_bin(&gen.join(HISTORY_FILE))?
+        } else {
+            History::default()
+        };
         Ok(Self {
             generation: gen,
             manifest,
@@ -188,6 +203,7 @@ impl Index {
             vectors,
             bm25,
             vocab,
+            history,
         })
     }
 
@@ -208,6 +224,7 @@ pub(crate) struct Tables<'a> {
     pub vocab: &'a Vocab,
     pub terms: &'a TermCounts,
     pub vectors: &'a Vectors,
+    pub history: &'a History,
 }
 
 /// Writes a generation into a fresh folder of `store` (the manifest last, with the size
@@ -224,6 +241,9 @@ pub(crate) fn write_generation(
     save_bin(&dir.join("bm25.bin"), t.bm25)?;
     save_bin(&dir.join("vocab.bin"), t.vocab)?;
     save_bin(&dir.join(TERMS_FILE), t.terms)?;
+    save_bin(&dir.join(HISTORY_FILE), t.history)?;
+    manifest.history_head = t.history.head.clone();
+    manifest.history_commits = t.history.commits.len();
     t.vectors.save(dir)?;
     for entry in std::fs::read_dir(dir)
         .map_err(crate::store::io_err(dir))?

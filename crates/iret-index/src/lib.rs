@@ -2,6 +2,7 @@
 //! the codebase vocabulary, stored atomically under `.iret/`.
 pub mod bm25;
 pub mod cache;
+pub mod history;
 pub mod index;
 pub mod pipeline;
 pub mod profile;

@@ -1,6 +1,7 @@
 //! `iret index`: walk → chunk → embed (cached) → BM25 + HNSW + vocabulary → atomic store.
 use crate::bm25::Bm25;
 use crate::cache::{key, user_dir, EmbeddingCache};
+use crate::history::History;
 use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
 use crate::profile::Phases;
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
@@ -166,6 +167,7 @@ struct Previous {
     bm25: Bm25,
     vocab: Vocab,
     terms: TermCounts,
+    history: History,
 }
 
 impl Previous {
@@ -191,6 +193,7 @@ impl Previous {
             bm25: index.bm25,
             vocab: index.vocab,
             terms,
+            history: index.history,
         })
     }
 }
@@ -242,7 +245,7 @@ fn run(
     let live = store.current().ok();
     let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
     if !opts.force {
-        if let Some(report) = up_to_date(&store, &walked, embedder.model_id(), started) {
+        if let Some(report) = up_to_date(root, &store, &walked, embedder.model_id(), started) {
             store.prune_generations();
             return Ok((report, open));
         }
@@ -272,6 +275,8 @@ fn run(
         asm.new_chunks(),
     );
     phases.mark("bm25");
+    let (history, history_note) = read_history(root, carried.history.take());
+    phases.mark("history");
 
     let new = NewTexts::of(&asm, &top, &old_terms);
     let built = Built {
@@ -281,6 +286,7 @@ fn run(
         top: &top,
         old_terms: &old_terms,
         skipped: &skipped,
+        history: &history,
     };
     let (fresh, embedded, notes) = if new.texts.is_empty() {
         (Vec::new(), 0, Vec::new())
@@ -321,6 +327,8 @@ fn run(
     let generation = store.commit(tmp)?;
     phases.mark("commit");
 
+    let mut notes = notes;
+    notes.extend(history_note);
     let report = BuildReport {
         embedded,
         cached: new.texts.len() - embedded,
@@ -335,6 +343,7 @@ fn run(
         vectors,
         bm25,
         vocab,
+        history,
     };
     Ok((report, Some(index)))
 }
@@ -363,6 +372,7 @@ struct Carried {
     bm25: Option<Bm25>,
     vocab: Option<Vocab>,
     terms: TermCounts,
+    history: Option<History>,
 }
 
 impl Carried {
@@ -377,6 +387,7 @@ impl Carried {
                     bm25: Some(p.bm25),
                     vocab: Some(p.vocab),
                     terms: p.terms,
+                    history: Some(p.history),
                 },
             ),
             None => (
@@ -387,6 +398,7 @@ impl Carried {
                     bm25: None,
                     vocab: None,
                     terms: TermCounts::default(),
+                    history: None,
                 },
             ),
         }
@@ -456,6 +468,7 @@ struct Built<'a> {
     top: &'a [(String, u32)],
     old_terms: &'a HashMap<String, usize>,
     skipped: &'a BTreeMap<SkipReason, usize>,
+    history: &'a History,
 }
 
 impl<'a> Built<'a> {
@@ -485,6 +498,7 @@ impl<'a> Built<'a> {
             vocab,
             terms: self.terms,
             vectors,
+            history: self.history,
         }
     }
 }
@@ -645,6 +659,18 @@ fn commit_tier(
     Ok(())
 }
 
+/// The history of `root` at its HEAD, updated from the previous generation's; a
+/// repository libgit2 cannot read builds without history (and says so in the report).
+fn read_history(root: &Path, previous: Option<History>) -> (History, Option<String>) {
+    match crate::history::update(root, previous) {
+        Ok(h) => (h, None),
+        Err(e) => (
+            History::default(),
+            Some(format!("{e}; indexed without history")),
+        ),
+    }
+}
+
 /// The manifest of a generation of these tables, `pending` chunks not embedded yet.
 fn manifest_of(
     embedder: &dyn Embedder,
@@ -672,6 +698,8 @@ fn manifest_of(
             .map_or(0, |d| d.as_secs()),
         pending_vectors: pending,
         static_tier: None,
+        history_head: None,
+        history_commits: 0,
     }
 }
 
@@ -687,6 +715,7 @@ fn count_missing(keys: &[[u8; 16]], cache: &EmbeddingCache) -> usize {
 /// same model, chunker and tokenizer), there is nothing to do. Reads only the manifest and
 /// the file table.
 fn up_to_date(
+    root: &Path,
     store: &IndexDir,
     walked: &crate::walk::Walked,
     model_id: &str,
@@ -705,6 +734,10 @@ fn up_to_date(
             .iter()
             .all(|(name, len)| std::fs::metadata(gen.join(name)).is_ok_and(|m| m.len() == *len));
     if !intact {
+        return None;
+    }
+    // HEAD moved (a commit, a checkout): the history field is behind.
+    if manifest.history_head != crate::history::head_of(root) {
         return None;
     }
     let files: Vec<FileEntry> = crate::store::load_bin(&gen.join("files.bin")).ok()?;

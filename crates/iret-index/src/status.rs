@@ -30,11 +30,36 @@ pub struct Status {
     /// The shared embedding cache (None: none yet, unreadable, or not asked for: only
     /// [`status`] reads it; [`status_of`] runs before every refreshing query).
     pub embedding_cache: Option<crate::cache::DbStats>,
+    /// How much git history the index holds.
+    pub history: HistoryStatus,
+}
+
+/// The history field of the index against the repository's HEAD.
+#[derive(Debug, serde::Serialize)]
+pub struct HistoryStatus {
+    /// Commits with files attributed (0: no history: not in git, or no commits).
+    pub commits: usize,
+    /// Distinct paths those commits touched.
+    pub paths: usize,
+    /// Merges and mechanical commits read without attributing files.
+    pub merges: usize,
+    pub huge: usize,
+    /// The commit the history was read at, and the repository's HEAD now.
+    pub head: Option<String>,
+    pub repository_head: Option<String>,
+}
+
+impl HistoryStatus {
+    /// HEAD moved since the index read the history (a commit, a checkout).
+    pub fn moved(&self) -> bool {
+        self.head != self.repository_head
+    }
 }
 
 impl Status {
+    /// Files changed since the build, plus one when HEAD moved (the history is behind).
     pub fn stale(&self) -> usize {
-        self.modified.len() + self.added.len() + self.deleted.len()
+        self.modified.len() + self.added.len() + self.deleted.len() + self.history.moved() as usize
     }
 }
 
@@ -95,6 +120,14 @@ pub fn status_of(root: &Path, index: &Index) -> Status {
         tier: index.manifest.tier().into(),
         skipped: index.manifest.skipped.clone(),
         embedding_cache: None,
+        history: HistoryStatus {
+            commits: index.history.commits.len(),
+            paths: index.history.paths.len(),
+            merges: index.history.merges,
+            huge: index.history.huge,
+            head: index.history.head.clone(),
+            repository_head: crate::history::head_of(root),
+        },
     }
 }
 

@@ -1,5 +1,6 @@
 //! An opened index with the facts about it that every query needs, computed once per
-//! index rather than once per query: the version folders and the import graph.
+//! index rather than once per query: the version folders, the import graph, the history.
+use crate::history::HistoryFacts;
 use crate::imports::ImportGraph;
 use iret_index::Index;
 use std::collections::HashMap;
@@ -25,6 +26,8 @@ pub struct Facts {
     pub imports: ImportGraph,
     /// A defined name (lower-case) → the files defining it.
     definers: HashMap<String, Vec<u32>>,
+    /// The repository's history (empty outside git).
+    pub history: HistoryFacts,
 }
 
 impl Facts {
@@ -33,6 +36,7 @@ impl Facts {
             versions: version_folders(index),
             imports: ImportGraph::of(index),
             definers: definers(index),
+            history: HistoryFacts::of(index),
         }
     }
 

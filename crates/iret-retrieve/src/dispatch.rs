@@ -27,7 +27,7 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
 
     let signals = Signals::new(corpus, state, params);
     let mut grouped = by_file(index, fused);
-    add_pointed(index, state, &allowed, &mut grouped);
+    add_pointed(index, state, params, &allowed, &mut grouped);
     let mut files: Vec<FileHit> = grouped
         .into_iter()
         .map(|(file, chunks)| signals.rank(file, chunks))
@@ -94,12 +94,14 @@ fn vector_weight(
     }
 }
 
-/// Files the task's evidence points at (and those refine joined) are candidates even
+/// Files the task's evidence points at (and those refine joined, and those similar past
+/// changes point at) are candidates even
 /// when neither leg found them, each with its chunk nearest the query (scored 0 by the
 /// legs: only the evidence signals lift it).
 fn add_pointed(
     index: &Index,
     state: &State,
+    params: &Params,
     allowed: &[bool],
     grouped: &mut HashMap<u32, Vec<ChunkHit>>,
 ) {
@@ -107,6 +109,10 @@ fn add_pointed(
         .pointers
         .files()
         .chain(state.joined.iter().copied())
+        .chain(crate::ranking::history::joined(
+            &state.history,
+            params.history_join,
+        ))
         .collect();
     pointed.sort_unstable();
     pointed.dedup();

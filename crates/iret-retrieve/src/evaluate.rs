@@ -190,6 +190,7 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
         parts.push(format!("defines {}", hit.defines.join(", ")));
     }
     parts.extend(hit.evidence.iter().cloned());
+    parts.extend(hit.history.iter().cloned());
     if !covered.is_empty() {
         parts.push(format!(
             "covers {}",
@@ -241,6 +242,7 @@ mod tests {
             noise: false,
             focused: false,
             evidence: Vec::new(),
+            history: None,
         }
     }
 

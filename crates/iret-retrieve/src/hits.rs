@@ -37,4 +37,7 @@ pub struct FileHit {
     pub focused: bool,
     /// What the task's evidence says of this file ("named by the task", …).
     pub evidence: Vec<String>,
+    /// The past change the history cites for this file ("changed in '…', 2019"); a
+    /// reason, not structure.
+    pub history: Option<String>,
 }

@@ -13,6 +13,7 @@ pub mod corpus;
 pub mod dispatch;
 pub mod evaluate;
 pub mod follow;
+pub mod history;
 pub mod hits;
 pub mod imports;
 mod keywords;
@@ -41,6 +42,6 @@ pub fn search_once(
     params: &Params,
 ) -> anyhow::Result<Vec<FileHit>> {
     let mut state = initial_state(query, embedder, params)?;
-    state.point(corpus);
+    state.point(corpus, params);
     Ok(dispatch(corpus, &state, params))
 }

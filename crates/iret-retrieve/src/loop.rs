@@ -157,7 +157,7 @@ pub fn run(
     let mut phases = Phases::new();
     let mut state = initial_state(query, embedder, &opts.params)?;
     phases.mark("embed task");
-    state.point(corpus);
+    state.point(corpus, &opts.params);
     phases.mark("evidence");
     let task_embedding = state.embedding.clone();
     let idf = |t: &str| {

@@ -114,6 +114,24 @@ pub struct Params {
     /// joins, at this weight, the best chunks of the files judged related (≥ 0.5, at most
     /// three); 0 switches it off (`refine::feedback_vector`).
     pub feedback_weight: f32,
+    /// Bonus for a file whose commit messages (its newest 50) match the task by BM25,
+    /// over the best file's (`ranking::history`, `crate::history`); 0 switches it off.
+    pub history_messages: f32,
+    /// Bonus for the files changed by the commits whose messages are most similar to the
+    /// task (BM25), each commit weighing its similarity times its recency, shared among
+    /// its files, over the best file's; 0 switches it off.
+    pub history_similar: f32,
+    /// How many of the most similar commits `history_similar` reads.
+    pub history_commits: usize,
+    /// Recency of a similar commit: its weight halves every this many days before the
+    /// newest commit (0: no decay).
+    pub history_half_life_days: f32,
+    /// Tie-breaker: how often a file was fixed (commits saying "fix" or "bug"), on a log
+    /// scale over the most fixed file's; 0 switches it off.
+    pub history_fixes: f32,
+    /// A file the similar commits point at this strongly (of the best one's) joins the
+    /// candidates even when neither leg finds it.
+    pub history_join: f32,
 }
 
 impl Default for Params {
@@ -149,6 +167,12 @@ impl Default for Params {
             similarity_ceiling: 0.55,
             report_focus: false,
             feedback_weight: 0.0,
+            history_messages: 0.1,
+            history_similar: 0.15,
+            history_commits: 10,
+            history_half_life_days: 1000.0,
+            history_fixes: 0.01,
+            history_join: 0.5,
         }
     }
 }

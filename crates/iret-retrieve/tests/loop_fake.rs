@@ -381,7 +381,7 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
 fn raisers(corpus: &Corpus, task: &str) -> Vec<String> {
     let mut state =
         iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
-    state.point(corpus);
+    state.point(corpus, &Default::default());
     state
         .pointers
         .raises
@@ -442,7 +442,7 @@ fn a_traceback_points_hardest_at_where_it_was_raised() {
     let task = "Setting norm with existing colorbar fails\nAfter the colorbar has been created, setting the norm fails with an invalid vmin value, although vmin and vmax are valid for the new norm and the data has no negative values.\n```\nTraceback (most recent call last):\n  File \"/home/u/script.py\", line 3, in <module>\n    plot.autoscale()\n  File \"/env/site-packages/plot/artist.py\", line 51, in draw\n  File \"/env/site-packages/plot/cm.py\", line 511, in to_rgba\n  File \"/env/site-packages/plot/colors.py\", line 1694, in __call__\n  File \"/env/site-packages/numpy/core/fromnumeric.py\", line 9, in amin\nValueError: Invalid vmin or vmax\n```";
     let mut state =
         iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default()).unwrap();
-    state.point(&corpus);
+    state.point(&corpus, &Default::default());
     let mut raised: Vec<(String, f32)> = state
         .pointers
         .raised

@@ -51,6 +51,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             parts.join(", ")
         );
     }
+    let h = &s.history;
+    match (&h.head, h.commits) {
+        (None, _) => println!("history    none (not a git repository, or no commits)"),
+        (Some(head), n) => println!(
+            "history    {n} commits touching {} paths, up to {} ({} merges and {} commits over {} files read without files){}",
+            h.paths,
+            &head[..head.len().min(12)],
+            h.merges,
+            h.huge,
+            iret_index::history::MAX_FILES,
+            if h.moved() { "; HEAD moved since: `iret index` updates it" } else { "" }
+        ),
+    }
     println!("on disk    {:.1} MB", s.bytes_on_disk as f64 / 1e6);
     match &s.embedding_cache {
         Some(c) => println!(

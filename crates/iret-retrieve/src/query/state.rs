@@ -4,6 +4,7 @@ use super::pointers::{self, Pointers};
 use super::{analyse, Analysis, Query, Scope};
 use crate::abbreviations;
 use crate::corpus::Corpus;
+use crate::history::HistoryHits;
 use crate::params::Params;
 use iret_embed::Embedder;
 use iret_index::tokens::stem;
@@ -29,12 +30,16 @@ pub struct State {
     /// Terms added for the abbreviations code writes of the task's words (`config` for
     /// "configuration"): searched by keyword, not words the task says.
     pub abbreviated: HashSet<String>,
+    /// What the repository's history says about the task (resolved once per query).
+    pub history: HistoryHits,
 }
 
 impl State {
-    /// Resolves the task's evidence (paths, names, messages) against `corpus`.
-    pub fn point(&mut self, corpus: &Corpus) {
+    /// Resolves the task's evidence (paths, names, messages) against `corpus`, and
+    /// matches the task against its history.
+    pub fn point(&mut self, corpus: &Corpus, params: &Params) {
         self.pointers = pointers::resolve(corpus, &self.analysis.evidence);
+        self.history = corpus.facts.history.matches(&self.analysis.terms, params);
     }
 }
 
@@ -75,6 +80,7 @@ pub fn initial_state(
         pointers: Pointers::default(),
         joined: HashSet::new(),
         abbreviated,
+        history: HistoryHits::default(),
     })
 }
 

@@ -7,10 +7,13 @@
 //!   the file's name out;
 //! * [`noise`] — tests, examples, legacy and superseded code are damped;
 //! * [`evidence`] — the task names the file, quotes its message, or uses what it defines;
+//! * [`history`] — the repository's commits: the task against the file's messages, the
+//!   files of similar past changes, how often it was fixed;
 //! * focus — refine aimed at the file (an import neighbour of a relevant file).
 pub mod coherence;
 pub mod definitions;
 pub mod evidence;
+pub mod history;
 pub mod names;
 pub mod noise;
 
@@ -84,6 +87,10 @@ impl<'a> Signals<'a> {
         score += evidence::raised(pointers, file, p.raise_boost);
         score += evidence::raises(pointers, file, p.message_boost);
         score += evidence::implements(pointers, file, p.api_boost);
+        let past = &self.state.history;
+        score += history::messages(past, file, p.history_messages);
+        score += history::similar(past, file, p.history_similar);
+        score += history::fixes(past, file, p.history_fixes);
 
         let noise = noise::is_noise(path, &self.state.analysis.concepts, &self.older);
         if noise && !self.wants_noise {
@@ -102,6 +109,7 @@ impl<'a> Signals<'a> {
             noise,
             focused: focus.is_some(),
             evidence: evidence::reasons(pointers, file),
+            history: history::reason(&self.corpus.facts.history, past, file),
         }
     }
 }
