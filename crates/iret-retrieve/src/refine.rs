@@ -549,6 +549,7 @@ mod tests {
             pointers: Default::default(),
             joined: HashSet::new(),
             abbreviated: HashSet::new(),
+            history: Default::default(),
         }
     }
 
