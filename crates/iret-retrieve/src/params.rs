@@ -169,7 +169,7 @@ impl Default for Params {
             feedback_weight: 0.0,
             history_messages: 0.1,
             history_similar: 0.15,
-            history_commits: 10,
+            history_commits: 30,
             history_half_life_days: 1000.0,
             history_fixes: 0.01,
             history_join: 0.5,

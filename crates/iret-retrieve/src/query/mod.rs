@@ -56,6 +56,9 @@ pub struct Analysis {
     /// The task's prose words in order, lower-cased and stemmed, stopwords kept (a code
     /// name an empty word): the names it spells out ("JSON object" → `JsonObject`).
     pub words: Vec<String>,
+    /// Stemmed terms of the task's first line (a report's title; the whole task when it
+    /// is one line): what a commit message would say of it (see `history`).
+    pub summary: Vec<String>,
 }
 
 fn looks_like_code(word: &str) -> bool {
@@ -135,6 +138,7 @@ pub fn analyse(text: &str) -> Analysis {
         evidence: evidence::extract(text),
         wants_noise: words::wants_noise(text),
         words: prose_sequence(text, is_code),
+        summary: tokenize(first_line(text)),
     }
 }
 
@@ -154,6 +158,11 @@ fn prose_sequence(text: &str, is_code: impl Fn(&str) -> bool) -> Vec<String> {
         .collect()
 }
 
+/// The task's first non-blank line: a report's title.
+fn first_line(text: &str) -> &str {
+    text.lines().find(|l| !l.trim().is_empty()).unwrap_or("")
+}
+
 /// The stemmed form used to compare a concept with BM25 terms.
 pub fn concept_stem(concept: &str) -> String {
     stem(concept)
@@ -162,6 +171,17 @@ pub fn concept_stem(concept: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reports_summary_is_its_title_and_a_one_line_task_is_all_summary() {
+        let report = "\n  Caplog handler reset loses records\nSteps:\n```\nimport logging\n```";
+        assert_eq!(
+            analyse(report).summary,
+            tokenize("Caplog handler reset loses records")
+        );
+        let task = "Fix the authentication token expiry bug";
+        assert_eq!(analyse(task).summary, analyse(task).terms);
+    }
 
     #[test]
     fn symbol_queries_are_detected() {

@@ -7,7 +7,7 @@ use crate::corpus::Corpus;
 use crate::history::HistoryHits;
 use crate::params::Params;
 use iret_embed::Embedder;
-use iret_index::tokens::stem;
+use iret_index::tokens::{stem, tokenize};
 use std::collections::{HashMap, HashSet};
 
 #[derive(Debug, Clone)]
@@ -36,10 +36,11 @@ pub struct State {
 
 impl State {
     /// Resolves the task's evidence (paths, names, messages) against `corpus`, and
-    /// matches the task against its history.
+    /// matches the task's summary (its title and keywords) against its history: commit
+    /// messages are one-line summaries, which a whole report's boilerplate would drown.
     pub fn point(&mut self, corpus: &Corpus, params: &Params) {
         self.pointers = pointers::resolve(corpus, &self.analysis.evidence);
-        self.history = corpus.facts.history.matches(&self.analysis.terms, params);
+        self.history = corpus.facts.history.matches(&self.analysis.summary, params);
     }
 }
 
@@ -54,7 +55,10 @@ pub fn initial_state(
     } else {
         format!("{} {}", query.task, query.keywords.join(" "))
     };
-    let analysis = analyse(&full);
+    let mut analysis = analyse(&full);
+    for k in &query.keywords {
+        analysis.summary.extend(tokenize(k));
+    }
     let mut terms: Vec<(String, f32)> = Vec::new();
     for t in &analysis.terms {
         if !terms.iter().any(|(x, _)| x == t) {
