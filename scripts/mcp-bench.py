@@ -4,6 +4,15 @@
 Smoke test on the fixture (lists the tools, runs both seed tasks):
   scripts/mcp-bench.py --smoke tests/fixtures/ts-app
 
+Budgets (both seed tasks at budget_tokens 300, 1000 and 8000; one JSON line per call with
+the text content the client received, for the caller to count with the shipped tokenizer):
+  scripts/mcp-bench.py --budgets tests/fixtures/ts-app
+
+Edit -> answer latency, the watcher on and off side by side (two servers, each on its own
+copy of REPO, its index included, used in turn: each round edits a file, waits THINK seconds as an agent would, then
+times a `search` for the new name and checks the edit is in the answer):
+  scripts/mcp-bench.py --edit-latency REPO [--rounds 20] [--think 1.0] [--json out.json]
+
 Several repositories in one server (two on the command line, a third offered as the
 client's MCP root; paths outside them refused; an edit in each seen by the next call):
   scripts/mcp-bench.py --roots-check REPO_A REPO_B REPO_C
@@ -13,8 +22,9 @@ untimed call per repo first; every query is a `retrieve` call with default argum
   scripts/mcp-bench.py --dataset ../shared/bench/semble --corpora /work/cache/corpora \
       --index-root /work/cache/idx0 [--repos a,b] [--json out.json]
 
-Reports per call: wall time client-side (request to parsed response), the code tokens in
-the answer (`budget.tokens`, counted by the server with the shipped tokenizer), the
+Reports per call: wall time client-side (request to parsed response), the tokens of the
+answer and of the code in it (`budget.tokens`, `budget.code_tokens`, counted by the server
+with the shipped tokenizer), the
 answer's size in bytes, and the file-level NDCG@10 of the files the answer returns
 (targets = relevant + secondary, gain 1, as in ../shared/bench/semble/PROTOCOL.md).
 """
@@ -83,12 +93,33 @@ async def smoke(binary, root):
                 ("Fix the authentication token expiry bug", "src/auth/tokens.ts"),
                 ("Add rate limiting to API endpoints", "src/middleware/throttle.ts"),
             ]:
-                a = answer_of(await s.call_tool("retrieve", {"task": task}))
+                a = answer_of(await s.call_tool("retrieve", {"task": task, "trace": True}))
                 files = [f"{f['path']} {f['relevance']:.2f}" for f in a["files"]]
                 learned = [t["word"] for c in a["cycles"] for t in c["learned"]]
                 print(f"{task!r}: {files}; learned {learned[:6]}")
                 assert any(f["path"] == want for f in a["files"]), (want, files)
     print("smoke: ok")
+
+
+SEED_TASKS = ["Fix the authentication token expiry bug", "Add rate limiting to API endpoints"]
+
+
+async def budgets(binary, root):
+    params = await session_for(binary, root)
+    async with stdio_client(params, errlog=open(os.devnull, "w")) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            for task in SEED_TASKS:
+                for budget in (300, 1000, 8000):
+                    result = await s.call_tool("retrieve", {"task": task, "budget_tokens": budget})
+                    a = answer_of(result)
+                    print(json.dumps({
+                        "task": task,
+                        "budget": budget,
+                        "text": result.content[0].text,
+                        "tokens": a["budget"]["tokens"],
+                        "files": [f["path"] for f in a["files"]],
+                    }))
 
 
 async def roots_check(binary, a, b, c):
@@ -131,6 +162,54 @@ async def roots_check(binary, a, b, c):
     print("roots check: ok")
 
 
+async def edit_latency(binary, root, rounds, think):
+    """Edit, wait, search: the call's wall time with `iret mcp` watching and with --no-watch."""
+    import contextlib
+    import pathlib
+    import shutil
+    import tempfile
+
+    modes = {"watch": [], "no-watch": []}
+    tmp = tempfile.mkdtemp(prefix="iret-edit-latency-")
+    copies = {}
+    for mode in modes:
+        copies[mode] = os.path.join(tmp, mode)
+        shutil.copytree(root, copies[mode], symlinks=True)
+    async with contextlib.AsyncExitStack() as stack:
+        stack.callback(shutil.rmtree, tmp, True)
+        sessions = {}
+        for mode in modes:
+            args = ["mcp", copies[mode]] + (["--no-watch"] if mode == "no-watch" else [])
+            r, w = await stack.enter_async_context(
+                stdio_client(StdioServerParameters(command=binary, args=args), errlog=open(os.devnull, "w")))
+            s = await stack.enter_async_context(ClientSession(r, w))
+            await s.initialize()
+            await s.call_tool("search", {"query": "warm up"})
+            sessions[mode] = s
+        for i in range(rounds):
+            for mode, s in sessions.items():
+                name = f"iretEditProbe{i}{mode.replace('-', '')}"
+                probe = pathlib.Path(copies[mode]) / "src" / f"probe_{i % 3}.ts"
+                probe.parent.mkdir(exist_ok=True)
+                probe.write_text(f"export function {name}(): string {{\n  return '{name}';\n}}\n")
+                await asyncio.sleep(think)
+                t = time.perf_counter()
+                hit = answer_of(await s.call_tool("search", {"query": name, "k": 3}))
+                ms = (time.perf_counter() - t) * 1000
+                found = any(name in c["code"] for c in hit["chunks"])
+                modes[mode].append({"ms": ms, "found": found})
+    summary = {}
+    for mode, rows in modes.items():
+        ms = [r["ms"] for r in rows]
+        summary[mode] = {
+            "calls": len(rows),
+            "ms_p50": round(statistics.median(ms), 1),
+            "ms_p95": round(pct(ms, 0.95), 1),
+            "found": sum(r["found"] for r in rows),
+        }
+    return summary
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, round((len(xs) - 1) * p))]
@@ -165,7 +244,8 @@ async def bench(args):
                         "repo": name,
                         "query": t["query"],
                         "ms": ms,
-                        "code_tokens": a["budget"]["tokens"],
+                        "answer_tokens": a["budget"]["tokens"],
+                        "code_tokens": a["budget"]["code_tokens"],
                         "answer_bytes": len(result.content[0].text.encode()),
                         "files": len(paths),
                         "ndcg10_answer": ndcg10(paths, targets),
@@ -183,6 +263,8 @@ async def bench(args):
         "code_tokens_mean": statistics.mean(tok),
         "code_tokens_p50": statistics.median(tok),
         "code_tokens_max": max(tok),
+        "answer_tokens_p50": statistics.median(r["answer_tokens"] for r in rows),
+        "answer_tokens_max": max(r["answer_tokens"] for r in rows),
         "answer_bytes_mean": statistics.mean(r["answer_bytes"] for r in rows),
         "files_per_answer_mean": statistics.mean(r["files"] for r in rows),
         "ndcg10_of_answer_mean_over_repos": statistics.mean(statistics.mean(v) for v in by_repo.values()),
@@ -196,6 +278,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", default=DEFAULT_BIN, help="the iret binary (default: target/release/iret)")
     ap.add_argument("--smoke", metavar="REPO", help="list the tools and run the seed tasks on REPO")
+    ap.add_argument("--budgets", metavar="REPO", help="the seed tasks at budgets 300, 1000, 8000 on REPO, one JSON line each")
+    ap.add_argument("--edit-latency", metavar="REPO", help="edit -> answer latency on REPO, watcher on and off")
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--think", type=float, default=1.0, help="seconds between the edit and the call")
     ap.add_argument("--roots-check", nargs=3, metavar="REPO", help="serve two repositories and the client's root in one server")
     ap.add_argument("--dataset")
     ap.add_argument("--corpora")
@@ -205,12 +291,21 @@ def main():
     args = ap.parse_args()
     if args.smoke:
         asyncio.run(smoke(args.bin, args.smoke))
+    elif args.budgets:
+        asyncio.run(budgets(args.bin, args.budgets))
+    elif args.edit_latency:
+        summary = asyncio.run(edit_latency(args.bin, args.edit_latency, args.rounds, args.think))
+        print(json.dumps(summary, indent=2))
+        if args.json:
+            json.dump(summary, open(args.json, "w"), indent=1)
+        for mode, row in summary.items():
+            assert row["found"] == row["calls"], (mode, row)
     elif args.roots_check:
         asyncio.run(roots_check(args.bin, *args.roots_check))
     elif args.dataset and args.corpora and args.index_root:
         asyncio.run(bench(args))
     else:
-        ap.error("give --smoke REPO, or --dataset, --corpora and --index-root")
+        ap.error("give --smoke REPO, --budgets REPO, or --dataset, --corpora and --index-root")
 
 
 if __name__ == "__main__":

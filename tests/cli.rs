@@ -138,17 +138,16 @@ fn search_and_status_from_a_subdirectory_use_the_repository_index() {
 }
 
 #[test]
-fn budget_packs_whole_chunks_within_about_n_tokens() {
-    let doc = search_json(
-        indexed_fixture(),
-        "Fix the authentication token expiry bug",
-        &["--budget", "200"],
-    );
+fn budget_bounds_the_whole_answer_as_printed_json_or_text() {
+    let task = "Fix the authentication token expiry bug";
+    let doc = search_json(indexed_fixture(), task, &["--budget", "300"]);
     let b = &doc["budget"];
-    assert_eq!(b["limit"], 200);
-    let used = b["tokens"].as_u64().unwrap();
-    assert!(used > 0 && used <= 200, "{b}");
-    assert!(!b["omitted"].as_array().unwrap().is_empty(), "{b}");
+    assert_eq!(b["limit"], 300);
+    let printed = serde_json::to_string_pretty(&doc).unwrap();
+    assert!(count_tokens(&printed) <= 300, "{printed}");
+    assert!(b["tokens"].as_u64().unwrap() <= 300, "{b}");
+    let left_out = b["omitted_chunks"].as_u64().unwrap() + b["omitted_files"].as_u64().unwrap();
+    assert!(left_out > 0, "{b}");
     let kept: u64 = doc["files"]
         .as_array()
         .unwrap()
@@ -156,7 +155,24 @@ fn budget_packs_whole_chunks_within_about_n_tokens() {
         .flat_map(|f| f["chunks"].as_array().unwrap())
         .map(|c| c["tokens"].as_u64().unwrap())
         .sum();
-    assert_eq!(kept, used);
+    assert_eq!(kept, b["code_tokens"].as_u64().unwrap());
+    assert!(doc.get("cycles").is_none(), "the trace is opt-in: {doc}");
+
+    for budget in ["100", "300"] {
+        let out = run(iret()
+            .args(["search", task, "--budget", budget, "-C"])
+            .arg(indexed_fixture()));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let limit: usize = budget.parse().unwrap();
+        assert!(count_tokens(&text) <= limit, "{text}");
+        assert!(text.contains("src/auth/"), "{text}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("-token budget"), "{err}");
+    }
+    let out = run(iret()
+        .args(["search", task, "--budget", "50", "-C"])
+        .arg(indexed_fixture()));
+    assert!(!out.status.success());
 }
 
 #[test]

@@ -19,6 +19,18 @@ pub fn embedding_cache() -> &'static Path {
     DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
+/// Tokens of `text` as the shipped tokenizer counts them (the one budgets are counted
+/// with), loaded from `models/` independently of the binary.
+pub fn count_tokens(text: &str) -> usize {
+    static COUNTER: OnceLock<iret_embed::TokenCounter> = OnceLock::new();
+    COUNTER
+        .get_or_init(|| {
+            let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/all-minilm-l6-v2");
+            iret_embed::TokenCounter::load(&dir).unwrap()
+        })
+        .count(text)
+}
+
 pub fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/ts-app")
 }

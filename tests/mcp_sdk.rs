@@ -71,6 +71,50 @@ fn the_official_sdk_lists_the_tools_and_retrieves_both_worked_examples() {
 }
 
 #[test]
+fn the_official_sdk_gets_whole_answers_within_300_1000_and_8000_tokens() {
+    if !sdk_available() {
+        return;
+    }
+    let repo = private_copy();
+    let out = client(&[repo.path()], "--budgets");
+    let calls: Vec<serde_json::Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(calls.len(), 6, "{out}");
+    for c in &calls {
+        let budget = c["budget"].as_u64().unwrap() as usize;
+        let text = c["text"].as_str().unwrap();
+        // Counted here, independently of the server: the whole text the client received.
+        let tokens = count_tokens(text);
+        assert!(tokens <= budget, "{tokens} tokens over {budget}: {text}");
+        assert!(
+            c["tokens"].as_u64().unwrap() as usize >= tokens.saturating_sub(2),
+            "the server's figure is the whole answer's: {c}"
+        );
+        let files: Vec<&str> = c["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap())
+            .collect();
+        assert!(!files.is_empty(), "{c}");
+        if budget == 8000 {
+            // Both worked examples, whole, within the default budget.
+            let want = if c["task"].as_str().unwrap().contains("rate limiting") {
+                "src/middleware/throttle.ts"
+            } else {
+                "src/auth/tokens.ts"
+            };
+            assert!(files.contains(&want), "{c}");
+        }
+    }
+    // A small budget is used, not wasted: 300 holds less than 1,000, which holds less than 8,000.
+    let size = |i: usize| calls[i]["tokens"].as_u64().unwrap();
+    assert!(size(0) < size(1) && size(1) < size(2), "{out}");
+}
+
+#[test]
 fn the_official_sdk_is_served_two_repositories_and_its_own_root_and_refused_outside() {
     if !sdk_available() {
         return;

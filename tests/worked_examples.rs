@@ -1,5 +1,5 @@
 //! The two worked examples every build must reproduce, with the real model, on
-//! tests/fixtures/ts-app. Cycle-by-cycle assertions read the JSON trace.
+//! tests/fixtures/ts-app. Cycle-by-cycle assertions read the JSON trace (`--trace`).
 mod common;
 use common::*;
 use serde_json::Value;
@@ -30,7 +30,7 @@ fn token_expiry_task_finds_the_auth_files_and_drops_user() {
     let doc = search_json(
         indexed_fixture(),
         "Fix the authentication token expiry bug",
-        &[],
+        &["--trace"],
     );
     let files = paths(&doc);
     for want in [
@@ -76,7 +76,11 @@ fn token_expiry_task_finds_the_auth_files_and_drops_user() {
 
 #[test]
 fn rate_limiting_task_learns_throttle_and_middleware() {
-    let doc = search_json(indexed_fixture(), "Add rate limiting to API endpoints", &[]);
+    let doc = search_json(
+        indexed_fixture(),
+        "Add rate limiting to API endpoints",
+        &["--trace"],
+    );
     // Cycle 1 genuinely misses: nothing relevant for "rate"/"limit".
     let c1 = cycle_scores(&doc, 1);
     assert!(
@@ -135,7 +139,7 @@ fn single_shot_cannot_solve_the_rate_limiting_task() {
     let doc = search_json(
         indexed_fixture(),
         "Add rate limiting to API endpoints",
-        &["--cycles", "1"],
+        &["--cycles", "1", "--trace"],
     );
     assert_eq!(doc["cycles"].as_array().unwrap().len(), 1);
     assert!(

@@ -26,9 +26,13 @@ pub struct RetrieveRequest {
     /// At most this many files. Default 10.
     #[serde(default)]
     pub max_files: Option<u32>,
-    /// Pack the best chunks into about this many tokens (whole chunks, best first).
+    /// The whole answer within this many tokens (the shipped tokenizer counts its JSON):
+    /// whole chunks, best first, give way first. At least 100.
     #[serde(default)]
     pub budget_tokens: Option<u32>,
+    /// Also return each cycle's trace (terms, evaluations, learned words, stop reason).
+    #[serde(default)]
+    pub trace: bool,
 }
 
 /// Single-shot hybrid search: chunks, best first.
@@ -45,7 +49,8 @@ pub struct SearchRequest {
     /// At most this many chunks (1 to 100). Default 10.
     #[serde(default)]
     pub k: Option<u32>,
-    /// Pack the chunks into about this many tokens.
+    /// The whole answer within this many tokens (its JSON, the shipped tokenizer
+    /// counting): whole chunks, best first. At least 100.
     #[serde(default)]
     pub budget_tokens: Option<u32>,
 }
@@ -116,22 +121,20 @@ pub struct NextRound {
     pub gaps: Vec<String>,
 }
 
-/// A chunk the token budget left out.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Omitted {
-    pub path: String,
-    pub start_line: u32,
-    pub end_line: u32,
-    pub tokens: usize,
-}
-
+/// What the answer costs and what the budget left out.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
 pub struct Budget {
-    /// The budget asked for, if any.
+    /// The budget asked for, if any: the whole answer stays within it.
     pub limit: Option<usize>,
-    /// Tokens of the code returned.
+    /// Tokens of the whole answer as read (its JSON, or the text printed), counted by
+    /// the shipped tokenizer.
     pub tokens: usize,
-    pub omitted: Vec<Omitted>,
+    /// Tokens of the code returned (`chunks[].tokens` summed).
+    pub code_tokens: usize,
+    /// Chunks left out to stay within the budget (ask again with a larger one).
+    pub omitted_chunks: usize,
+    /// Files left out to stay within the budget (they came after the last one shown).
+    pub omitted_files: usize,
 }
 
 /// The index an answer came from.
@@ -164,6 +167,8 @@ pub struct RetrieveAnswer {
     pub files: Vec<FileAnswer>,
     pub below_threshold: bool,
     pub min_relevance: f64,
+    /// Each cycle's trace, when asked for (`trace`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cycles: Vec<CycleAnswer>,
     pub next: NextRound,
     pub budget: Budget,

@@ -1,6 +1,7 @@
 use crate::Cli;
 use anyhow::Context;
-use iret_engine::{CycleAnswer, RetrieveAnswer, RetrieveRequest};
+use iret_engine::budget::Retrieve;
+use iret_engine::{ChunkAnswer, CycleAnswer, RetrieveAnswer, RetrieveRequest};
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,11 +36,13 @@ pub struct Args {
     /// At most this many files.
     #[arg(short = 'k', long = "top", default_value_t = 10)]
     pub top: usize,
-    /// Pack the best chunks into about N tokens (whole chunks, best first; the shipped
-    /// tokenizer counts) and say what was left out.
-    #[arg(long, value_name = "N")]
+    /// The whole answer within N tokens, as printed (the text, or with --json the JSON;
+    /// the shipped tokenizer counts): whole chunks give way first, best kept; what was
+    /// left out is said on stderr. At least 100.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(100..))]
     pub budget: Option<u32>,
-    /// Print each cycle (dispatch terms, evaluations, refinements, stop reason) to stderr.
+    /// Print each cycle (dispatch terms, evaluations, refinements, stop reason) to stderr;
+    /// with --json, also as the answer's `cycles`.
     #[arg(long)]
     pub trace: bool,
     /// One JSON document on stdout (the same answer the MCP `retrieve` tool gives).
@@ -66,6 +69,7 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         min_relevance: Some(args.min_relevance),
         max_files: Some(args.top.max(1) as u32),
         budget_tokens: args.budget,
+        trace: args.trace,
     };
     if args.stdin_json {
         let mut s = String::new();
@@ -87,7 +91,14 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         !args.no_refresh,
         false,
     )?;
-    let answer = engine.retrieve(&req)?;
+    let answer = if args.json {
+        engine.retrieve(&req)?
+    } else {
+        let count = |s: &str| engine.count_tokens(s);
+        let whole = |r: &Retrieve| count(&render_text(r.answer));
+        let cost = |c: &ChunkAnswer| count(&render_chunk("", c)) + 1;
+        engine.retrieve_fitted(&req, &whole, &cost)?
+    };
     if let Some(share) = answer.index.freshness.strip_prefix("embedding ") {
         let how = if answer.index.tier == "static" {
             "answered from the static tier (the shipped static model's vectors and keywords)"
@@ -110,7 +121,20 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&answer)?);
     } else {
-        print_text(&answer);
+        if answer.below_threshold {
+            eprintln!(
+                "iret: no file reached relevance {:.2}; the best candidates:",
+                answer.min_relevance
+            );
+        }
+        print!("{}", render_text(&answer));
+    }
+    let b = &answer.budget;
+    if let Some(limit) = b.limit {
+        eprintln!(
+            "iret: {} tokens of a {limit}-token budget ({} of code); left out: {} chunks, {} files",
+            b.tokens, b.code_tokens, b.omitted_chunks, b.omitted_files
+        );
     }
     Ok(if answer.below_threshold || answer.files.is_empty() {
         ExitCode::from(1)
@@ -119,33 +143,28 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-fn print_text(answer: &RetrieveAnswer) {
-    if answer.below_threshold {
-        eprintln!(
-            "iret: no file reached relevance {:.2}; the best candidates:",
-            answer.min_relevance
-        );
-    }
+/// The answer as text: each file with its relevance and reason, what it misses, and its
+/// first two chunks (a few lines of each).
+fn render_text(answer: &RetrieveAnswer) -> String {
+    let mut out = String::new();
     for f in &answer.files {
-        println!("{}  {:.2}  {}", f.path, f.relevance, f.reason);
+        out.push_str(&format!("{}  {:.2}  {}\n", f.path, f.relevance, f.reason));
         if !f.missing.is_empty() {
-            println!("  missing: {}", f.missing.join(", "));
+            out.push_str(&format!("  missing: {}\n", f.missing.join(", ")));
         }
         for c in f.chunks.iter().take(2) {
-            println!("  {}:{}-{}  {}", f.path, c.start_line, c.end_line, c.symbol);
-            for line in snippet(&c.code, 4).lines() {
-                println!("    {line}");
-            }
+            out.push_str(&render_chunk(&f.path, c));
         }
     }
-    let b = &answer.budget;
-    if let Some(limit) = b.limit {
-        eprintln!(
-            "iret: {} code tokens of a {limit}-token budget; {} chunks left out",
-            b.tokens,
-            b.omitted.len()
-        );
+    out
+}
+
+fn render_chunk(path: &str, c: &ChunkAnswer) -> String {
+    let mut out = format!("  {path}:{}-{}  {}\n", c.start_line, c.end_line, c.symbol);
+    for line in snippet(&c.code, 4).lines() {
+        out.push_str(&format!("    {line}\n"));
     }
+    out
 }
 
 fn relevance(s: &str) -> Result<f32, String> {
