@@ -3,8 +3,9 @@
 //! `ORT_DYLIB_PATH` (a path to `libonnxruntime.so*`) wins when set. Otherwise the
 //! standard package client fetches the PyPI wheel `onnxruntime==1.31.1` into OUT_DIR
 //! (registries are reachable at build time; nothing is downloaded at run time) and the
-//! library is extracted from it. The binary embeds the bytes and writes them to a cache
-//! folder on first use, so it needs no extra environment, also after `cargo install`.
+//! library is extracted from it. The binary embeds the bytes, xz-compressed (Python's
+//! `lzma`: 29 MB become about 9), and writes them out to a cache folder on first use, so
+//! it needs no extra environment, also after `cargo install`.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -17,8 +18,26 @@ fn main() {
         Some(p) if Path::new(&p).is_file() => PathBuf::from(p),
         _ => fetch_from_pypi(),
     };
-    println!("cargo:rustc-env=IRET_ORT_LIB={}", lib.display());
+    let (xz, len) = compress(&lib);
+    println!("cargo:rustc-env=IRET_ORT_LIB_XZ={}", xz.display());
+    println!("cargo:rustc-env=IRET_ORT_LIB_LEN={len}");
     println!("cargo:rustc-env=IRET_ORT_VERSION={ORT_VERSION}");
+}
+
+/// `lib` xz-compressed into OUT_DIR (with Python's standard `lzma`), and its length.
+fn compress(lib: &Path) -> (PathBuf, u64) {
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let xz = out.join(format!("libonnxruntime.so.{ORT_VERSION}.xz"));
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
+    let script = "import lzma, sys\nopen(sys.argv[2], 'wb').write(lzma.compress(open(sys.argv[1], 'rb').read(), preset=6))";
+    let status = Command::new(&python)
+        .args(["-c", script])
+        .arg(lib)
+        .arg(&xz)
+        .status()
+        .expect("python3 could not compress the ONNX Runtime library");
+    assert!(status.success(), "could not compress {}", lib.display());
+    (xz, std::fs::metadata(lib).unwrap().len())
 }
 
 fn fetch_from_pypi() -> PathBuf {

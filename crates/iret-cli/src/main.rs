@@ -30,6 +30,9 @@ pub enum Command {
     /// Serve a repository to coding agents as an MCP server over stdio (retrieve, search, find_related, status)
     #[command(long_about = commands::mcp::LONG_ABOUT)]
     Mcp(commands::mcp::Args),
+    /// Keep a repository's index fresh: update it in the background as files change
+    /// (for editors; `iret mcp` watches the repositories it serves by itself)
+    Watch(commands::watch::Args),
     /// Show or remove the embedding cache shared by every index on this machine
     /// (in ~/.cache/iret/embeddings; IRET_EMBED_CACHE moves it, IRET_EMBED_CACHE_MAX caps it)
     Cache(commands::cache::Args),
@@ -57,6 +60,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => commands::mcp::run(&cli, args),
         Command::Status(args) => commands::status::run(args),
         Command::Cache(args) => commands::cache::run(args),
+        Command::Watch(args) => commands::watch::run(&cli, args),
     };
     match result {
         Ok(code) => code,

@@ -5,9 +5,10 @@
 //! changed it updates the index itself, unless another call or another process is already
 //! doing so, in which case it answers from the snapshot and says so.
 use crate::answer::*;
-use crate::budget::{pack, Offer};
+use crate::budget;
 use crate::confine;
 use crate::round4;
+use crate::watch::Signal;
 use anyhow::Context;
 use iret_embed::{Embedder, TokenCounter};
 use iret_index::{BuildError, BuildOptions, Index, StoreError};
@@ -88,6 +89,9 @@ pub struct Engine {
     pub opened: String,
     /// Texts the first build left to embed (`OpenOptions::tier_only_above`); 0: none.
     pub deferred: usize,
+    /// A watcher keeps the index fresh ([`crate::watch`]): calls skip the check for
+    /// changed files while it has nothing pending.
+    watch: Mutex<Option<Arc<Signal>>>,
 }
 
 impl Engine {
@@ -139,11 +143,36 @@ impl Engine {
             refresh: false,
             opened: "opened".into(),
             deferred: 0,
+            watch: Mutex::new(None),
         }
     }
 
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    pub fn index_dir(&self) -> &Path {
+        &self.index_dir
+    }
+
+    pub(crate) fn set_watch(&self, signal: Arc<Signal>) {
+        *self.watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(signal);
+    }
+
+    fn signal(&self) -> Option<Arc<Signal>> {
+        self.watch.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A watcher holds the index fresh: nothing pending, watching works. While its
+    /// update runs, this waits for it.
+    fn watched(&self) -> bool {
+        let Some(signal) = self.signal() else {
+            return false;
+        };
+        if signal.busy() {
+            drop(self.updating.lock().unwrap_or_else(|p| p.into_inner()));
+        }
+        !signal.unsure()
     }
 
     /// The current index, as it is.
@@ -172,8 +201,9 @@ impl Engine {
     /// the background; otherwise a tier of the tree as it is answers as it is, and once
     /// files changed, this call updates the index.
     pub fn fresh(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
+        let watched = self.refresh && self.watched();
         let snap = self.reload_if_newer()?;
-        if !self.refresh {
+        if !self.refresh || (watched && !snap.index.manifest.pending()) {
             let freshness = if snap.index.manifest.pending() {
                 Freshness::Embedding(self.embedding_progress())
             } else {
@@ -204,6 +234,43 @@ impl Engine {
         if status.stale() == 0 && !snap.index.manifest.pending() {
             return Ok((snap, Freshness::Refreshed(changed)));
         }
+        match self.rebuild() {
+            Ok(corpus) => Ok((corpus, Freshness::Refreshed(status.stale()))),
+            Err(BuildError::Store(StoreError::Locked(_))) => {
+                let freshness = if snap.index.manifest.pending() {
+                    Freshness::Embedding(self.embedding_progress())
+                } else {
+                    Freshness::Busy
+                };
+                Ok((snap, freshness))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Takes the working tree's changes into the index now (the watcher's update, in the
+    /// background): the files taken in. Waits for an update another call is making.
+    pub fn update(&self) -> anyhow::Result<usize> {
+        let _guard = self.updating.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = self.reload_if_newer()?;
+        let stale = iret_index::status::status_of(&self.root, &snap.index).stale();
+        if stale == 0 {
+            return Ok(0);
+        }
+        if snap.index.manifest.pending() {
+            // A keyword tier: its completion takes the changes in.
+            if self.background {
+                self.complete_in_background();
+            }
+            return Ok(0);
+        }
+        self.rebuild()?;
+        Ok(stale)
+    }
+
+    /// Builds the next generation from the working tree and makes it current (the caller
+    /// holds `updating`).
+    fn rebuild(&self) -> Result<Arc<Corpus>, BuildError> {
         let opts = BuildOptions {
             progress: false,
             limits: None,
@@ -214,31 +281,21 @@ impl Engine {
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
-        let updated = match iret_index::refresh(
+        let (_, updated) = iret_index::refresh(
             &self.root,
             &self.index_dir,
             self.embedder.as_ref(),
             &opts,
             None,
-        ) {
-            Ok((_, updated)) => updated,
-            Err(BuildError::Store(StoreError::Locked(_))) => {
-                let freshness = if snap.index.manifest.pending() {
-                    Freshness::Embedding(self.embedding_progress())
-                } else {
-                    Freshness::Busy
-                };
-                return Ok((snap, freshness));
-            }
-            Err(e) => return Err(e.into()),
-        };
+        )?;
         let index = match updated {
             Some(index) => index,
-            None => Index::open(&self.index_dir, Some(self.embedder.model_id()))?,
+            None => Index::open(&self.index_dir, Some(self.embedder.model_id()))
+                .map_err(BuildError::Store)?,
         };
         let corpus = Arc::new(Corpus::new(index));
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
-        Ok((corpus, Freshness::Refreshed(status.stale())))
+        Ok(corpus)
     }
 
     /// The loop's outcome for `query` on `corpus` (the bench scores this order).
@@ -277,23 +334,41 @@ impl Engine {
         search_once(corpus, self.query_model(corpus)?.as_ref(), query, params)
     }
 
-    /// The loop, answered for an agent: files ≥ `min_relevance` with their best chunks
-    /// (packed into the budget), what each cycle learned, and what to pass back.
+    /// The loop, answered for an agent: files ≥ `min_relevance` with their best chunks,
+    /// what to pass back (and with `trace`, each cycle), the whole answer's JSON within
+    /// the budget.
     pub fn retrieve(&self, req: &RetrieveRequest) -> anyhow::Result<RetrieveAnswer> {
+        let count = |s: &str| self.count_tokens(s);
+        let whole = |r: &budget::Retrieve| budget::json_tokens(&*r.answer, &count);
+        let cost = |c: &ChunkAnswer| budget::json_tokens(c, &count);
+        self.retrieve_fitted(req, &whole, &cost)
+    }
+
+    /// [`Engine::retrieve`], the budget counted as `whole` counts the answer (each chunk
+    /// costing about `cost`): the CLI's text counts what it prints.
+    pub fn retrieve_fitted(
+        &self,
+        req: &RetrieveRequest,
+        whole: &dyn Fn(&budget::Retrieve) -> usize,
+        cost: &dyn Fn(&ChunkAnswer) -> usize,
+    ) -> anyhow::Result<RetrieveAnswer> {
+        let limit = budget_of(req.budget_tokens)?;
         let (query, opts, max_files) = loop_request(req)?;
         let (corpus, freshness) = self.fresh()?;
         let outcome = self.outcome(&corpus, &query, &opts)?;
         let (chosen, below_threshold) = choose(&outcome, opts.min_relevance, max_files);
-        let mut files: Vec<FileAnswer> = chosen
+        let files: Vec<FileAnswer> = chosen
             .iter()
             .map(|e| self.file_answer(&corpus.index, e))
             .collect();
-        let budget = self.pack_files(&mut files, req.budget_tokens);
-        let cycles: Vec<CycleAnswer> = outcome.cycles.iter().map(cycle_answer).collect();
+        let mut cycles: Vec<CycleAnswer> = outcome.cycles.iter().map(cycle_answer).collect();
         let next = next_round(&cycles, &outcome.concepts.words, &files);
-        Ok(RetrieveAnswer {
+        if !req.trace {
+            cycles.clear();
+        }
+        let mut answer = RetrieveAnswer {
             query: QueryEcho {
-                task: query.task,
+                task: echo(&query.task),
                 keywords: query.keywords,
                 include: query.include,
                 exclude: query.exclude,
@@ -303,9 +378,19 @@ impl Engine {
             min_relevance: round4(opts.min_relevance),
             cycles,
             next,
-            budget,
+            budget: Budget::default(),
             index: note(&corpus, freshness),
-        })
+        };
+        budget::fit(&mut budget::Retrieve::new(&mut answer), limit, whole, cost);
+        Ok(answer)
+    }
+
+    /// Tokens of `text`, as the shipped tokenizer counts them (about 4 bytes a token
+    /// when it cannot be loaded).
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.tokens
+            .as_ref()
+            .map_or(text.len().div_ceil(4), |t| t.count(text))
     }
 
     fn file_answer(&self, index: &Index, e: &iret_retrieve::Evaluation) -> FileAnswer {
@@ -331,6 +416,7 @@ impl Engine {
         if !(1..=100).contains(&k) {
             anyhow::bail!("k must be 1 to 100 (got {k})");
         }
+        let limit = budget_of(req.budget_tokens)?;
         let query = Query {
             task: req.query.clone(),
             keywords: Vec::new(),
@@ -340,7 +426,7 @@ impl Engine {
         let (corpus, freshness) = self.fresh()?;
         let hits = self.hits(&corpus, &query, &Params::default())?;
         let index = &corpus.index;
-        let mut chunks: Vec<SearchHit> = hits
+        let chunks: Vec<SearchHit> = hits
             .iter()
             .take(k as usize)
             .map(|h| {
@@ -357,26 +443,16 @@ impl Engine {
                 }
             })
             .collect();
-        let offers: Vec<Offer> = chunks
-            .iter()
-            .enumerate()
-            .map(|(i, c)| Offer {
-                file: i,
-                rank: 0,
-                tokens: c.tokens,
-                path: c.path.clone(),
-                start_line: c.start_line,
-                end_line: c.end_line,
-            })
-            .collect();
-        let (keep, budget) = pack(&offers, req.budget_tokens.map(|b| b as usize));
-        let mut keep = keep.into_iter();
-        chunks.retain(|_| keep.next().unwrap_or(false));
-        Ok(SearchAnswer {
+        let mut answer = SearchAnswer {
             chunks,
-            budget,
+            budget: Budget::default(),
             index: note(&corpus, freshness),
-        })
+        };
+        let count = |s: &str| self.count_tokens(s);
+        let whole = |r: &budget::Search| budget::json_tokens(&*r.0, &count);
+        let cost = |c: &SearchHit| budget::json_tokens(c, &count);
+        budget::fit(&mut budget::Search(&mut answer), limit, &whole, &cost);
+        Ok(answer)
     }
 
     /// Files tied to `req.path` by imports, by use of what it defines, and by vectors.
@@ -481,29 +557,25 @@ impl Engine {
             code: c.text.clone(),
         }
     }
+}
 
-    /// Keeps the chunks that fit `limit` (every file's best first); says what was left.
-    fn pack_files(&self, files: &mut [FileAnswer], limit: Option<u32>) -> Budget {
-        let offers: Vec<Offer> = files
-            .iter()
-            .enumerate()
-            .flat_map(|(i, f)| {
-                f.chunks.iter().enumerate().map(move |(rank, c)| Offer {
-                    file: i,
-                    rank,
-                    tokens: c.tokens,
-                    path: f.path.clone(),
-                    start_line: c.start_line,
-                    end_line: c.end_line,
-                })
-            })
-            .collect();
-        let (keep, budget) = pack(&offers, limit.map(|l| l as usize));
-        let mut keep = keep.into_iter();
-        for f in files.iter_mut() {
-            f.chunks.retain(|_| keep.next().unwrap_or(false));
-        }
-        budget
+/// A request's budget, checked.
+fn budget_of(tokens: Option<u32>) -> anyhow::Result<Option<usize>> {
+    match tokens {
+        Some(t) if t < budget::MIN_BUDGET_TOKENS => anyhow::bail!(
+            "budget_tokens must be at least {} (the frame of a one-file answer; got {t})",
+            budget::MIN_BUDGET_TOKENS
+        ),
+        t => Ok(t.map(|t| t as usize)),
+    }
+}
+
+/// The task as an answer echoes it: its first 120 characters (the agent has the rest).
+fn echo(task: &str) -> String {
+    let t = task.trim();
+    match t.char_indices().nth(120) {
+        Some((cut, _)) => format!("{}…", &t[..cut]),
+        None => t.to_string(),
     }
 }
 
@@ -547,6 +619,11 @@ fn choose(outcome: &Outcome, min: f32, max: usize) -> (Vec<&iret_retrieve::Evalu
     (chosen, below)
 }
 
+/// `next` stays short: at most this many keywords, excluded files and gaps.
+const NEXT_KEYWORDS: usize = 8;
+const NEXT_EXCLUDE: usize = 10;
+const NEXT_GAPS: usize = 6;
+
 /// What an agent can pass back: the learned words, the excluded files, and the concepts
 /// no returned file covers.
 fn next_round(cycles: &[CycleAnswer], concepts: &[String], files: &[FileAnswer]) -> NextRound {
@@ -563,8 +640,11 @@ fn next_round(cycles: &[CycleAnswer], concepts: &[String], files: &[FileAnswer])
     let gaps = concepts
         .iter()
         .filter(|c| !files.is_empty() && files.iter().all(|f| f.missing.contains(c)))
+        .take(NEXT_GAPS)
         .cloned()
         .collect();
+    keywords.truncate(NEXT_KEYWORDS);
+    exclude.truncate(NEXT_EXCLUDE);
     NextRound {
         keywords,
         exclude,

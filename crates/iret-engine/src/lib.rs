@@ -4,14 +4,16 @@
 //!
 //! * [`locate`] — which repository and index a path belongs to;
 //! * [`confine`] — paths and globs that must stay inside the root;
-//! * [`budget`] — packing the best chunks into about N tokens;
-//! * [`answer`] — the answers, as JSON-ready types.
+//! * [`budget`] — the whole answer within N tokens, the code giving way first;
+//! * [`answer`] — the answers, as JSON-ready types;
+//! * [`watch`] — a watcher that updates the index in the background as files change.
 pub mod answer;
 pub mod budget;
 pub mod confine;
 mod engine;
 pub mod locate;
 mod related;
+pub mod watch;
 
 pub use answer::{
     ChunkAnswer, CycleAnswer, FileAnswer, NextRound, Related, RelatedAnswer, RelatedRequest,

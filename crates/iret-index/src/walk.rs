@@ -45,6 +45,12 @@ const SKIP_DIRS: &[&str] = &[
     ".vscode",
 ];
 
+/// Whether the walk skips a folder of this name by default (vendored and build folders,
+/// version control, caches, the index).
+pub fn is_skipped_dir(name: &str) -> bool {
+    SKIP_DIRS.contains(&name)
+}
+
 const SOURCE_EXTS: &[&str] = &[
     "ts", "tsx", "mts", "cts", "js", "jsx", "mjs", "cjs", "py", "pyi", "rs", "go", "java", "kt",
     "kts", "scala", "sc", "c", "h", "cc", "cpp", "cxx", "hpp", "hh", "hxx", "ipp", "inl", "cs",

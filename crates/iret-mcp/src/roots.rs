@@ -2,6 +2,9 @@
 //! client offers as MCP roots. Each is opened (indexed first if need be) on its first
 //! call; all share the one model the opener holds. A call names its repository by
 //! `root`, a path to it or to anything inside it; without one it goes to the first.
+//! With watching on, each opened repository is watched and its index kept fresh in the
+//! background ([`iret_engine::watch`]).
+use iret_engine::watch::{watch, Watch};
 use iret_engine::Engine;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -17,11 +20,14 @@ struct Served {
     from_client: bool,
     /// Opened on first use; the lock makes concurrent first calls wait for one opening.
     engine: Mutex<Option<Arc<Engine>>>,
+    /// Its watcher, while one runs.
+    watch: Mutex<Option<Watch>>,
 }
 
 pub struct Roots {
     served: RwLock<Vec<Arc<Served>>>,
     opener: Box<Opener>,
+    watching: bool,
 }
 
 /// A served repository, as `status` lists it.
@@ -37,22 +43,50 @@ impl Roots {
         Self {
             served: RwLock::new(Vec::new()),
             opener,
+            watching: false,
+        }
+    }
+
+    /// Watch each repository once opened, updating its index as files change.
+    pub fn watching(mut self, on: bool) -> Self {
+        self.watching = on;
+        self
+    }
+
+    /// Starts watching `served`'s engine (a failure is said, and calls refresh first).
+    fn watch(&self, served: &Served, engine: &Arc<Engine>) {
+        if !self.watching {
+            return;
+        }
+        let root = engine.root().display().to_string();
+        let report = move |u: &iret_engine::watch::Update| {
+            if let Some(e) = &u.error {
+                eprintln!("iret mcp: updating {root} after a change failed: {e}");
+            }
+        };
+        match watch(engine, report) {
+            Ok(w) => *served.watch.lock().unwrap_or_else(|p| p.into_inner()) = Some(w),
+            Err(e) => eprintln!(
+                "iret mcp: not watching {} ({e:#}); each call refreshes its index first",
+                engine.root().display()
+            ),
         }
     }
 
     /// Serves `engine`'s repository, already opened.
     pub fn add_open(&self, engine: Engine) {
         let root = canonical(engine.root());
+        let engine = Arc::new(engine);
+        let entry = Arc::new(Served {
+            root,
+            from_client: false,
+            engine: Mutex::new(Some(engine.clone())),
+            watch: Mutex::new(None),
+        });
+        self.watch(&entry, &engine);
         let mut served = self.served.write().unwrap_or_else(|p| p.into_inner());
-        served.retain(|s| s.root != root);
-        served.insert(
-            0,
-            Arc::new(Served {
-                root,
-                from_client: false,
-                engine: Mutex::new(Some(Arc::new(engine))),
-            }),
-        );
+        served.retain(|s| s.root != entry.root);
+        served.insert(0, entry);
     }
 
     /// Serves the folder `root` (opened on first use). False when it is not a folder or
@@ -88,6 +122,7 @@ impl Roots {
             root,
             from_client,
             engine: Mutex::new(None),
+            watch: Mutex::new(None),
         }));
         true
     }
@@ -145,6 +180,7 @@ impl Roots {
         }
         let engine = Arc::new((self.opener)(&served.root)?);
         *slot = Some(engine.clone());
+        self.watch(&served, &engine);
         Ok(engine)
     }
 }

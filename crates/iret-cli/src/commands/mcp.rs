@@ -15,19 +15,21 @@ offers, one process and one model for all of them.
 
 Tools:
   retrieve      the evaluate-and-refine loop: the files that matter for a task, each with a
-                relevance (0-1), a reason, the concepts it misses and its best chunks, packed
-                into budget_tokens (default 8000); what each cycle learned in the codebase's
-                words; and `next` (keywords, exclude, gaps) to pass back for another round.
-                Arguments: task, keywords, include, exclude, cycles, min_relevance,
-                max_files, budget_tokens.
+                relevance (0-1), a reason, the concepts it misses and its best chunks; and
+                `next` (the codebase's words it learned, files to exclude, gaps) to pass back
+                for another round. The whole answer stays within budget_tokens (default
+                8000); trace: true adds each cycle's trace. Arguments: task, keywords,
+                include, exclude, cycles, min_relevance, max_files, budget_tokens, trace.
   search        single-shot hybrid search: query, include, exclude, k, budget_tokens.
   find_related  files tied to a file by imports, use and similar code: path, line, k.
   status        files, chunks, stale files, model, embedded share; every root served.
 
 Every tool takes an optional `root`: a path to a served repository or to a folder inside
 it; without it a call goes to the first. The first repository is opened at start, the others
-on their first call. An index is built on first use (unless --no-index) and refreshed before
-a call when files changed. Paths must stay inside the served repositories. Logs go to stderr.
+on their first call. An index is built on first use (unless --no-index); each opened
+repository is watched and its index updated in the background as files change, so a call
+after an edit answers at once (--no-watch, or where watching fails: refreshed before a call
+instead). Paths must stay inside the served repositories. Logs go to stderr.
 
 Add it to an MCP client with the command `iret mcp /path/to/repo [/path/to/other]` (see
 README.md).";
@@ -47,6 +49,9 @@ pub struct Args {
     /// Answer from the index as it is, without checking for changed files.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Do not watch the repositories: check for changed files before each call instead.
+    #[arg(long)]
+    pub no_watch: bool,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -72,7 +77,8 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let engine = opener.open(&first, &first_dir)?;
     let roots = Roots::new(Box::new(move |root: &Path| {
         opener.open(root, &iret_index::default_index_dir(root))
-    }));
+    }))
+    .watching(!args.no_watch && !args.no_refresh);
     roots.add_open(engine);
     for path in &paths[1..] {
         let (root, _) = super::locate(path, None);

@@ -4,6 +4,7 @@ pub mod index;
 pub mod mcp;
 pub mod search;
 pub mod status;
+pub mod watch;
 
 use crate::Cli;
 use iret_embed::{locate_model_dir, Embedder, TokenCounter};
