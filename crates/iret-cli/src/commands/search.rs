@@ -131,9 +131,15 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     let b = &answer.budget;
     if let Some(limit) = b.limit {
+        // The text shows a few lines of each chunk: its code figure is the JSON's.
+        let code = if args.json {
+            format!(" ({} of code)", b.code_tokens)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "iret: {} tokens of a {limit}-token budget ({} of code); left out: {} chunks, {} files",
-            b.tokens, b.code_tokens, b.omitted_chunks, b.omitted_files
+            "iret: {} tokens of a {limit}-token budget{code}; left out: {} chunks, {} files",
+            b.tokens, b.omitted_chunks, b.omitted_files
         );
     }
     Ok(if answer.below_threshold || answer.files.is_empty() {
