@@ -73,7 +73,8 @@ pub struct FileAnswer {
     /// 0.8–1 implements the target, 0.5–0.7 related, 0.2–0.4 indirect, < 0.2 irrelevant.
     pub relevance: f64,
     pub reason: String,
-    /// Task concepts this file does not cover.
+    /// Task concepts this file does not cover (absent: none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub missing: Vec<String>,
     /// Its best chunks (those the token budget kept).
     pub chunks: Vec<ChunkAnswer>,
@@ -153,9 +154,13 @@ pub struct IndexNote {
 /// The query as it was searched (globs checked against the root).
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct QueryEcho {
+    /// The task (its first 120 characters).
     pub task: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub keywords: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub include: Vec<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub exclude: Vec<String>,
 }
 

@@ -116,8 +116,8 @@ fn count_chunks<A: Packable>(answer: &mut A) -> usize {
 }
 
 /// A `retrieve` answer: chunks by (file, rank); the frame sheds the trace, then the
-/// missing concepts of the files last in line, then those files (one is always kept),
-/// then `next`'s lists.
+/// missing concepts of the files last in line, then all but the first clause of their
+/// reasons, then those files (one is always kept), then `next`'s lists.
 pub struct Retrieve<'a> {
     pub answer: &'a mut RetrieveAnswer,
     /// Files in the answer before any was shed.
@@ -168,6 +168,12 @@ impl Packable for Retrieve<'_> {
         }
         if let Some(f) = a.files.iter_mut().rev().find(|f| !f.missing.is_empty()) {
             f.missing.clear();
+            return true;
+        }
+        // A reason's first clause says most ("covers rate, limiting"): the rest goes.
+        if let Some(f) = a.files.iter_mut().rev().find(|f| f.reason.contains("; ")) {
+            let cut = f.reason.find("; ").unwrap_or(f.reason.len());
+            f.reason.truncate(cut);
             return true;
         }
         if a.files.len() > 1 {
@@ -261,7 +267,7 @@ mod tests {
         FileAnswer {
             path: name.into(),
             relevance: 0.9,
-            reason: "defines it".into(),
+            reason: "defines it; named by the task; best chunk x".into(),
             missing: vec!["gap".into()],
             chunks: chunks.iter().map(|&t| chunk(t)).collect(),
         }
@@ -358,6 +364,10 @@ mod tests {
         assert!(a.budget.tokens <= limit, "{:?}", a.budget);
         assert!(!a.files.is_empty() && a.files.len() < 10);
         assert_eq!(a.files[0].path, "f0");
+        assert!(
+            a.files.iter().all(|f| f.reason == "defines it"),
+            "reasons shortened first"
+        );
         assert_eq!(a.budget.omitted_files, 10 - a.files.len());
         let tiny = fitted(
             (0..3).map(|i| file(&format!("f{i}"), &[40])).collect(),

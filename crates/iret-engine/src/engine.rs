@@ -169,6 +169,11 @@ impl Engine {
         let Some(signal) = self.signal() else {
             return false;
         };
+        // Every change made before this call has reached the watcher once the marker
+        // written now has (one queue of events, in order); else refresh first.
+        if !signal.sync(&self.index_dir) {
+            return false;
+        }
         if signal.busy() {
             drop(self.updating.lock().unwrap_or_else(|p| p.into_inner()));
         }
@@ -225,8 +230,15 @@ impl Engine {
             }
             return Ok((snap, Freshness::Embedding(self.embedding_progress())));
         }
-        let Ok(_guard) = self.updating.try_lock() else {
-            return Ok((snap, Freshness::Busy));
+        // With a watcher, the update holding the lock is taking this call's changes in:
+        // wait for it rather than answer without them.
+        let _guard = if self.signal().is_some() {
+            self.updating.lock().unwrap_or_else(|p| p.into_inner())
+        } else {
+            match self.updating.try_lock() {
+                Ok(g) => g,
+                Err(_) => return Ok((snap, Freshness::Busy)),
+            }
         };
         // Another call may have updated while this one waited for the lock.
         let snap = self.reload_if_newer()?;

@@ -7,11 +7,13 @@
 //! has been quiet for [`QUIET`] (or [`MAX_DELAY`] after the burst's first event). Memory
 //! stays bounded however many events come (they set a flag, they are not queued). While
 //! events are pending, or when watching failed (no inotify watches left, a removed root),
-//! a call refreshes before answering, as without a watcher.
+//! a call refreshes before answering, as without a watcher. A call first writes a marker
+//! file into the index folder and waits for its event: the events come in order, so once
+//! it is back every change made before the call has been seen.
 use crate::engine::Engine;
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 
@@ -31,7 +33,17 @@ pub(crate) struct Signal {
     /// An update is taking a burst in: calls wait for it.
     busy: AtomicBool,
     stopped: AtomicBool,
+    /// Markers: the next to write, and the highest whose event has come back.
+    next_marker: AtomicU64,
+    seen_marker: Mutex<u64>,
+    marker_seen: Condvar,
 }
+
+/// A marker file's name in the index folder: `watch-sync-N`.
+const MARKER: &str = "watch-sync-";
+
+/// The longest a call waits for its marker's event before refreshing first instead.
+const SYNC_WAIT: Duration = Duration::from_millis(250);
 
 impl Signal {
     /// The index may lag the tree: changes pending, or watching failed.
@@ -39,6 +51,38 @@ impl Signal {
         self.failed.load(Ordering::SeqCst)
             || self.busy()
             || self.pending.lock().map(|p| p.is_some()).unwrap_or(true)
+    }
+
+    /// Writes a marker into `index_dir` and waits until its event comes back: then
+    /// every change made before it has been seen. False when it does not come in time.
+    pub(crate) fn sync(&self, index_dir: &Path) -> bool {
+        let n = self.next_marker.fetch_add(1, Ordering::SeqCst) + 1;
+        let path = index_dir.join(format!("{MARKER}{n}"));
+        if std::fs::write(&path, b"").is_err() {
+            return false;
+        }
+        let _ = std::fs::remove_file(&path);
+        let deadline = Instant::now() + SYNC_WAIT;
+        let mut seen = self.seen_marker.lock().unwrap_or_else(|e| e.into_inner());
+        while *seen < n {
+            let now = Instant::now();
+            if now >= deadline || self.failed.load(Ordering::SeqCst) {
+                return false;
+            }
+            seen = self
+                .marker_seen
+                .wait_timeout(seen, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        true
+    }
+
+    /// An event named marker `n`.
+    fn marker(&self, n: u64) {
+        let mut seen = self.seen_marker.lock().unwrap_or_else(|e| e.into_inner());
+        *seen = (*seen).max(n);
+        self.marker_seen.notify_all();
     }
 
     /// An update is running.
@@ -135,13 +179,25 @@ pub fn watch(
     let (r, d) = (root.clone(), index_dir.clone());
     let mut watcher =
         notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
-            Ok(event) if matters(&event, &r, &d) => events.changed(),
-            Ok(_) => {}
+            Ok(event) => {
+                if let Some(n) = marker_of(&event, &d) {
+                    events.marker(n);
+                } else if matters(&event, &r, &d) {
+                    events.changed();
+                }
+            }
             Err(e) => events.fail(&e.to_string()),
         })?;
     watcher
         .watch(&root, RecursiveMode::Recursive)
         .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", root.display()))?;
+    if !index_dir.starts_with(&root) {
+        // The markers calls write must come back through the same queue.
+        std::fs::create_dir_all(&index_dir)?;
+        watcher
+            .watch(&index_dir, RecursiveMode::NonRecursive)
+            .map_err(|e| anyhow::anyhow!("cannot watch {}: {e}", index_dir.display()))?;
+    }
     engine.set_watch(signal.clone());
     let weak: Weak<Engine> = Arc::downgrade(engine);
     let worker = signal.clone();
@@ -179,6 +235,14 @@ fn updates(engine: Weak<Engine>, signal: Arc<Signal>, report: impl Fn(&Update)) 
         };
         report(&update);
     }
+}
+
+/// The marker an event names, if it is one (`index_dir/watch-sync-N`).
+fn marker_of(event: &notify::Event, index_dir: &Path) -> Option<u64> {
+    event.paths.iter().find_map(|p| {
+        let name = p.strip_prefix(index_dir).ok()?.to_str()?;
+        name.strip_prefix(MARKER)?.parse().ok()
+    })
 }
 
 /// Whether an event can change the index: not a read, not under the index folder, git's
