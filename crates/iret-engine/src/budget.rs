@@ -63,8 +63,11 @@ pub fn fit<A: Packable>(
         omitted_chunks: offered,
         omitted_files: offered,
     };
-    while whole(answer) + RESERVE > limit && answer.trim() {}
-    let room = limit.saturating_sub(whole(answer) + RESERVE);
+    let mut frame = whole(answer);
+    while frame + RESERVE > limit && answer.trim() {
+        frame = whole(answer);
+    }
+    let room = limit.saturating_sub(frame + RESERVE);
     let mut used = 0;
     let mut kept: Vec<((usize, usize), A::Item)> = Vec::new();
     for (slot, item) in pool {
@@ -78,17 +81,16 @@ pub fn fit<A: Packable>(
         }
     }
     // The chunks' costs are estimates: drop the last kept (the least good) until it fits.
-    loop {
+    let (kept_chunks, code) = loop {
         let n = kept.len();
+        let code: usize = kept.iter().map(|(_, i)| A::code_tokens(i)).sum();
         answer.put(kept);
-        if whole(answer) + RESERVE <= limit || n == 0 {
-            break;
+        if n == 0 || whole(answer) + RESERVE <= limit {
+            break (n, code);
         }
         kept = answer.take(); // in the order offered
         kept.pop();
-    }
-    let code = code_of(answer);
-    let kept_chunks = count_chunks(answer);
+    };
     let dropped = answer.files_dropped();
     *answer.budget() = Budget {
         limit: Some(limit),
@@ -106,13 +108,6 @@ fn code_of<A: Packable>(answer: &mut A) -> usize {
     let code = items.iter().map(|(_, i)| A::code_tokens(i)).sum();
     answer.put(items);
     code
-}
-
-fn count_chunks<A: Packable>(answer: &mut A) -> usize {
-    let items = answer.take();
-    let n = items.len();
-    answer.put(items);
-    n
 }
 
 /// A `retrieve` answer: chunks by (file, rank); the frame sheds the trace, then the
