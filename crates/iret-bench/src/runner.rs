@@ -63,6 +63,9 @@ impl Mode {
                 "rai" => params.raise_boost = x,
                 "msg" => params.message_boost = x,
                 "api" => params.api_boost = x,
+                "tb" => params.title_boost = x,
+                "rbs" => params.report_body_share = x,
+                "rbn" => params.report_body_name_share = x,
                 "pas" => params.passages = x as usize,
                 "pw" => params.passage_weight = x,
                 "fol" => params.follow_boost = x,
@@ -205,6 +208,13 @@ impl Mode {
                 "-api",
                 Params {
                     api_boost: 0.0,
+                    ..p.clone()
+                },
+            ),
+            v(
+                "-title",
+                Params {
+                    title_boost: 0.0,
                     ..p.clone()
                 },
             ),

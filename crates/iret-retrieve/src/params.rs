@@ -85,6 +85,26 @@ pub struct Params {
     /// qualified names, code blocks), weighed by how few files define each
     /// (`ranking::evidence::implements`).
     pub api_boost: f32,
+    /// Bonus for a file defining what a report's title names as code (`xr.where` →
+    /// the file `xarray/__init__.py` re-exports `where` from; `ds.Coarsen.construct` →
+    /// the file of class `Coarsen`), weighed by how few files define each
+    /// (`ranking::evidence::titled`, `query::title`): the title says what the report is
+    /// about, its example code uses whatever it needs. SWE-bench dev quick subset (50),
+    /// iterative Acc@1 50.0 at 0, 54.0 at 0.2, 54.0 at 0.35 (BENCHMARKS.md, session 20).
+    pub title_boost: f32,
+    /// In a report, the share of `define_boost` and `api_boost` a file gets when it
+    /// defines nothing the title names: the names of a report's body are mostly its
+    /// example's (`xr.DataArray(...)` in every xarray report), not its subject. 1 treats
+    /// them as the title's. SWE-bench dev (107), iterative with `report_body_name_share`
+    /// 0.5: Acc@1 57.0 at 0.5, 58.9 at 0; with it at 1: 57.0 at 0, 53.3 at 1 (title
+    /// boost alone; without it 51.4) (BENCHMARKS.md, session 20).
+    pub report_body_share: f32,
+    /// In a report, how much a file-name word only its body says counts toward
+    /// `name_boost`, against 1 for a word of its title (`dataset.py` is said by every
+    /// xarray report). SWE-bench dev (107), iterative, `report_body_share` 0: Acc@1 /
+    /// NDCG@10 57.0 / 0.7902 at 1, 58.9 / 0.7976 at 0.5, 57.9 / 0.7972 at 0.25, 56.1 /
+    /// 0.7899 at 0 (BENCHMARKS.md, session 20).
+    pub report_body_name_share: f32,
     /// A long task (a report) is embedded by passages of about one model window each,
     /// at most this many (1: its prefix only, what the model's window holds).
     pub passages: usize,
@@ -159,6 +179,9 @@ impl Default for Params {
             raise_boost: 0.0,
             message_boost: 0.2,
             api_boost: 0.2,
+            title_boost: 0.2,
+            report_body_share: 0.0,
+            report_body_name_share: 0.5,
             passages: 1,
             passage_weight: 0.5,
             follow_boost: 0.0,

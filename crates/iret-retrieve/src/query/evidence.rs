@@ -26,6 +26,10 @@ pub struct Evidence {
     /// Python's and IPython's do) lists its frames outermost first; a panic that names its
     /// place (`panicked at src/lib.rs:5:9`) is a one-frame traceback.
     pub tracebacks: Vec<Vec<String>>,
+    /// The code names a report's title writes (empty for a one-line task).
+    pub title: Vec<super::title::TitleName>,
+    /// Modules the task imports under another name (`xr` → `xarray`).
+    pub aliases: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +71,8 @@ pub fn extract(text: &str) -> Evidence {
     ev.messages = messages(text);
     ev.codes = diagnostic_codes(text);
     ev.tracebacks = tracebacks(text);
+    ev.title = super::title::names(text);
+    ev.aliases = super::title::module_aliases(text);
     ev
 }
 

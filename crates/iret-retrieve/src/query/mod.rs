@@ -4,8 +4,10 @@
 pub mod evidence;
 pub mod passages;
 pub mod pointers;
+pub mod reexports;
 mod scope;
 mod state;
+pub mod title;
 pub mod words;
 
 pub use scope::Scope;
@@ -59,6 +61,9 @@ pub struct Analysis {
     /// Stemmed terms of the task's first line (a report's title; the whole task when it
     /// is one line): what a commit message would say of it (see `history`).
     pub summary: Vec<String>,
+    /// The task is a report (`words::is_long`): a title, then a body whose example code
+    /// uses whatever it needs.
+    pub is_report: bool,
 }
 
 fn looks_like_code(word: &str) -> bool {
@@ -139,6 +144,7 @@ pub fn analyse(text: &str) -> Analysis {
         wants_noise: words::wants_noise(text),
         words: prose_sequence(text, is_code),
         summary: tokenize(first_line(text)),
+        is_report: words::is_long(text),
     }
 }
 

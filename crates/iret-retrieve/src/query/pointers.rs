@@ -31,11 +31,20 @@ pub struct Pointers {
     pub defines: HashMap<u32, f32>,
     /// The names behind `defines`, per file (for reasons).
     pub defined_names: HashMap<u32, Vec<String>>,
+    /// Files that define what a report's title names, weighed by how few files define
+    /// each (a qualified name narrowed to its qualifier's files or its package's
+    /// re-export).
+    pub titled: HashMap<u32, f32>,
+    /// The names behind `titled`, per file (for reasons).
+    pub titled_names: HashMap<u32, Vec<String>>,
 }
 
 impl Pointers {
     pub fn is_empty(&self) -> bool {
-        self.mentioned.is_empty() && self.raises.is_empty() && self.defines.is_empty()
+        self.mentioned.is_empty()
+            && self.raises.is_empty()
+            && self.defines.is_empty()
+            && self.titled.is_empty()
     }
 
     /// Every file pointed at by a path or a message, or by a name few files define.
@@ -45,10 +54,16 @@ impl Pointers {
             .iter()
             .filter(|(_, w)| **w >= 0.5)
             .map(|(f, _)| f);
+        let strong_title = self
+            .titled
+            .iter()
+            .filter(|(_, w)| **w >= 0.5)
+            .map(|(f, _)| f);
         self.mentioned
             .keys()
             .chain(self.raises.keys())
             .chain(strong_api)
+            .chain(strong_title)
             .copied()
     }
 }
@@ -61,6 +76,7 @@ pub fn resolve(corpus: &Corpus, evidence: &Evidence) -> Pointers {
         ..Default::default()
     };
     defines(corpus, evidence, &mut p);
+    titled(corpus, evidence, &mut p);
     p
 }
 
@@ -283,6 +299,66 @@ fn defines(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
             *v = (*v + weight).min(1.0);
             p.defined_names.entry(f).or_default().push(name.clone());
         }
+    }
+}
+
+/// [`Pointers::titled`]: per name the title writes, the files defining it; a qualified
+/// name narrowed to the files that define its qualifier too (`Coarsen.construct`: the
+/// file of class `Coarsen`), or, when the qualifier is a package or an alias the task
+/// imports (`xr.where`, `import xarray as xr`), to the file the package re-exports it from.
+fn titled(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
+    for t in &evidence.title {
+        let Some(all) = corpus.facts.definers(&t.name) else {
+            continue;
+        };
+        let mut files = as_written(corpus, all, &t.exact);
+        if let Some(q) = &t.qualifier {
+            let module = evidence
+                .aliases
+                .iter()
+                .find(|(alias, _)| alias == q)
+                .map_or(q.as_str(), |(_, m)| m.as_str());
+            if let Some(file) = super::reexports::defining_file(corpus, module, &t.name) {
+                files = vec![file];
+            } else if let Some(owners) = corpus.facts.definers(q) {
+                let both: Vec<u32> = files
+                    .iter()
+                    .copied()
+                    .filter(|f| owners.contains(f))
+                    .collect();
+                if !both.is_empty() {
+                    files = both;
+                }
+            }
+        }
+        if files.len() > MAX_DEFINERS {
+            continue;
+        }
+        let weight = 1.0 / (files.len() as f32).sqrt();
+        for f in files {
+            let v = p.titled.entry(f).or_default();
+            *v = (*v + weight).min(1.0);
+            p.titled_names.entry(f).or_default().push(t.name.clone());
+        }
+    }
+}
+
+/// Of the files defining a name (case aside), those that define it as written (`Variable`
+/// the class, not a `variable` property), when any does.
+fn as_written(corpus: &Corpus, files: &[u32], exact: &str) -> Vec<u32> {
+    let index = &corpus.index;
+    let defines_exact = |&f: &u32| {
+        let file = &index.files[f as usize];
+        let chunks = file.first_chunk as usize..(file.first_chunk + file.chunk_count) as usize;
+        chunks
+            .into_iter()
+            .any(|c| index.chunks[c].defines.iter().any(|d| d == exact))
+    };
+    let exact: Vec<u32> = files.iter().copied().filter(defines_exact).collect();
+    if exact.is_empty() {
+        files.to_vec()
+    } else {
+        exact
     }
 }
 

@@ -6,7 +6,8 @@
 //!   frames in the codebase by rank from the innermost);
 //! * [`raises`] — the file holds a message or an option name the task quotes;
 //! * [`implements`] — the file defines names the task writes as code, rare names
-//!   counting more than common ones.
+//!   counting more than common ones;
+//! * [`titled`] — the file defines what a report's title names.
 use crate::query::pointers::Pointers;
 
 fn bonus(map: &std::collections::HashMap<u32, f32>, file: u32, weight: f32) -> f32 {
@@ -29,6 +30,10 @@ pub fn implements(p: &Pointers, file: u32, weight: f32) -> f32 {
     bonus(&p.defines, file, weight)
 }
 
+pub fn titled(p: &Pointers, file: u32, weight: f32) -> f32 {
+    bonus(&p.titled, file, weight)
+}
+
 /// Why the evidence favours `file`, in words (empty when it does not).
 pub fn reasons(p: &Pointers, file: u32) -> Vec<String> {
     let mut out = Vec::new();
@@ -39,6 +44,14 @@ pub fn reasons(p: &Pointers, file: u32) -> Vec<String> {
     }
     if p.raises.contains_key(&file) {
         out.push("holds a message or option the task quotes".to_string());
+    }
+    let strong_title = p.titled.get(&file).is_some_and(|w| *w >= 0.5);
+    if let Some(names) = p.titled_names.get(&file).filter(|_| strong_title) {
+        let shown: Vec<&str> = names.iter().take(3).map(String::as_str).collect();
+        out.push(format!(
+            "defines {}, which the title names",
+            shown.join(", ")
+        ));
     }
     // A name defined in a handful of files at most says where the API lives.
     let strong_api = p.defines.get(&file).is_some_and(|w| *w >= 0.5);

@@ -30,6 +30,8 @@ pub(crate) struct Signals<'a> {
     params: &'a Params,
     /// Task terms and the codebase words refine learned for them (stemmed).
     query_stems: HashSet<String>,
+    /// A report's title terms (stemmed; its summary); empty for a one-line task.
+    title_stems: HashSet<String>,
     /// The task asks for tests or examples: noise is not damped.
     wants_noise: bool,
     /// Superseded version folders the task does not name.
@@ -48,9 +50,40 @@ impl<'a> Signals<'a> {
                 .map(|(t, _)| t.clone())
                 .filter(|t| !state.abbreviated.contains(t))
                 .collect(),
+            title_stems: if state.analysis.is_report {
+                state.analysis.summary.iter().cloned().collect()
+            } else {
+                HashSet::new()
+            },
             wants_noise: state.analysis.wants_noise,
             older: corpus.facts.older_versions(&state.analysis.versions),
         }
+    }
+
+    /// How much defining the task's code names counts for `file`: all of it, except in a
+    /// report for a file that defines nothing its title names
+    /// (`Params::report_body_share`): the body's example code names what it uses.
+    fn body_share(&self, file: u32) -> f32 {
+        let titled = self.state.pointers.titled.contains_key(&file);
+        if self.state.analysis.is_report && !titled {
+            self.params.report_body_share
+        } else {
+            1.0
+        }
+    }
+
+    /// The file name's words the task says and their share of the name; in a report, the
+    /// words only its body says count `Params::report_body_name_share` of what the
+    /// title's do.
+    fn name_words(&self, name: &names::FileName) -> (Vec<String>, f32) {
+        let abbreviation = self.params.abbreviation_weight;
+        let (words, share) = names::file_name_words(name, &self.query_stems, abbreviation);
+        if !self.state.analysis.is_report {
+            return (words, share);
+        }
+        let (_, title) = names::file_name_words(name, &self.title_stems, abbreviation);
+        let body = self.params.report_body_name_share;
+        (words, title + body * (share - title).max(0.0))
     }
 
     /// Ranks one file from its fused chunks.
@@ -71,11 +104,10 @@ impl<'a> Signals<'a> {
                 &self.state.embedding,
                 &mut chunks,
             );
-            score += definitions::bonus(path, &defines, p.define_boost);
+            score += self.body_share(file) * definitions::bonus(path, &defines, p.define_boost);
         }
         let name = names::FileName::of(path);
-        let (name_words, name_share) =
-            names::file_name_words(&name, &self.query_stems, p.abbreviation_weight);
+        let (name_words, name_share) = self.name_words(&name);
         score += names::name_bonus(name_share, p.name_boost);
         let spelled = names::spelled(&name, &self.state.analysis.words);
         score += names::spelled_bonus(spelled, p.spelled_boost);
@@ -86,7 +118,8 @@ impl<'a> Signals<'a> {
         score += evidence::mentioned(pointers, file, p.mention_boost);
         score += evidence::raised(pointers, file, p.raise_boost);
         score += evidence::raises(pointers, file, p.message_boost);
-        score += evidence::implements(pointers, file, p.api_boost);
+        score += self.body_share(file) * evidence::implements(pointers, file, p.api_boost);
+        score += evidence::titled(pointers, file, p.title_boost);
         let past = &self.state.history;
         score += history::messages(past, file, p.history_messages);
         score += history::similar(past, file, p.history_similar);
