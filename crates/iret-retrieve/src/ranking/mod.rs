@@ -95,6 +95,7 @@ impl<'a> Signals<'a> {
         let mut score = coherence::score(&chunks, p.coherence);
 
         let identifiers = &self.state.analysis.identifiers;
+        let body_share = self.body_share(file);
         let defines = definitions::defined(index, file, identifiers);
         if !defines.is_empty() {
             definitions::lead_with_definition(
@@ -104,7 +105,7 @@ impl<'a> Signals<'a> {
                 &self.state.embedding,
                 &mut chunks,
             );
-            score += self.body_share(file) * definitions::bonus(path, &defines, p.define_boost);
+            score += body_share * definitions::bonus(path, &defines, p.define_boost);
         }
         let name = names::FileName::of(path);
         let (name_words, name_share) = self.name_words(&name);
@@ -118,7 +119,7 @@ impl<'a> Signals<'a> {
         score += evidence::mentioned(pointers, file, p.mention_boost);
         score += evidence::raised(pointers, file, p.raise_boost);
         score += evidence::raises(pointers, file, p.message_boost);
-        score += self.body_share(file) * evidence::implements(pointers, file, p.api_boost);
+        score += body_share * evidence::implements(pointers, file, p.api_boost);
         score += evidence::titled(pointers, file, p.title_boost);
         let past = &self.state.history;
         score += history::messages(past, file, p.history_messages);
