@@ -79,6 +79,7 @@ impl Mode {
                 "hk" => params.history_commits = x as usize,
                 "hl" => params.history_half_life_days = x,
                 "hf" => params.history_fixes = x,
+                "hr" => params.history_refs = x,
                 "hj" => params.history_join = x,
                 "k1" => params.bm25.k1 = x,
                 "b" => params.bm25.b = x,

@@ -8,6 +8,7 @@
 //! [`HistoryFacts::matches`] scores a task against them; `ranking::history` turns the
 //! scores into bonuses. An index without history has no facts and every score is 0.
 use crate::params::Params;
+use crate::query::evidence::issue_refs;
 use iret_index::bm25::{Bm25, Bm25Params};
 use iret_index::tokens::tokenize;
 use iret_index::Index;
@@ -37,6 +38,8 @@ pub struct HistoryFacts {
     newest: i64,
     /// Per commit, its first line.
     summaries: Vec<String>,
+    /// Issue and pull-request numbers → the commits whose messages name them.
+    referencing: HashMap<u32, Vec<u32>>,
 }
 
 /// What the history says about one task, per indexed file (each score in [0, 1]).
@@ -49,13 +52,19 @@ pub struct HistoryHits {
     pub similar: HashMap<u32, f32>,
     /// How often the file was fixed, on a log scale over the most fixed file's.
     pub fixes: HashMap<u32, f32>,
+    /// Changed by the commits that name an issue the task refers to (`#6461`), shared
+    /// among each commit's files, over the best file's.
+    pub referenced: HashMap<u32, f32>,
     /// The commit to cite for a file: the most similar to the task that touched it.
     pub cite: HashMap<u32, u32>,
 }
 
 impl HistoryHits {
     pub fn is_empty(&self) -> bool {
-        self.messages.is_empty() && self.similar.is_empty() && self.fixes.is_empty()
+        self.messages.is_empty()
+            && self.similar.is_empty()
+            && self.fixes.is_empty()
+            && self.referenced.is_empty()
     }
 }
 
@@ -90,6 +99,12 @@ impl HistoryFacts {
             .map(|cs| cs.iter().filter(|&&c| is_fix[c as usize]).count() as u32)
             .collect();
         let times: Vec<i64> = h.commits.iter().map(|c| c.time).collect();
+        let mut referencing: HashMap<u32, Vec<u32>> = HashMap::new();
+        for (c, commit) in h.commits.iter().enumerate() {
+            for n in issue_refs(&commit.message) {
+                referencing.entry(n).or_default().push(c as u32);
+            }
+        }
         Self {
             most_fixes: fixes.iter().copied().max().unwrap_or(0),
             newest: times.iter().copied().max().unwrap_or(0),
@@ -102,6 +117,7 @@ impl HistoryFacts {
             commit_files,
             fixes,
             times,
+            referencing,
         }
     }
 
@@ -120,11 +136,17 @@ impl HistoryFacts {
         self.file_commits.get(file as usize).map_or(0, Vec::len)
     }
 
-    /// Scores the task (its BM25 terms) against the history. Signals whose weight is 0
-    /// are not computed.
-    pub fn matches(&self, terms: &[String], p: &Params) -> HistoryHits {
+    /// Scores the task (its BM25 terms, the issue numbers it refers to) against the
+    /// history. Signals whose weight is 0 are not computed.
+    pub fn matches(&self, terms: &[String], refs: &[u32], p: &Params) -> HistoryHits {
         let mut hits = HistoryHits::default();
-        if self.is_empty() || terms.is_empty() {
+        if self.is_empty() {
+            return hits;
+        }
+        if p.history_refs > 0.0 {
+            self.referenced(refs, &mut hits);
+        }
+        if terms.is_empty() {
             return hits;
         }
         let mut uniq: Vec<(String, f32)> = Vec::new();
@@ -182,6 +204,27 @@ impl HistoryFacts {
         if p.history_similar > 0.0 {
             hits.similar = normalised(similar);
         }
+    }
+
+    /// [`HistoryHits::referenced`]: the files of the commits that name the task's issue
+    /// numbers, each commit's weight shared among its files; such a commit is the one
+    /// cited for its files.
+    fn referenced(&self, refs: &[u32], hits: &mut HistoryHits) {
+        let mut files: Vec<(u32, f32)> = Vec::new();
+        for n in refs {
+            for &c in self.referencing.get(n).map_or(&[][..], Vec::as_slice) {
+                let changed = &self.commit_files[c as usize];
+                let weight = 1.0 / (changed.len().max(1) as f32).sqrt();
+                for &f in changed {
+                    hits.cite.insert(f, c);
+                    match files.iter_mut().find(|(g, _)| *g == f) {
+                        Some((_, w)) => *w += weight,
+                        None => files.push((f, weight)),
+                    }
+                }
+            }
+        }
+        hits.referenced = normalised(files);
     }
 
     /// 1 for the newest commit, halving every `half_life` days before it.

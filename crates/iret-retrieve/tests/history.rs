@@ -159,3 +159,38 @@ fn a_similar_past_fix_points_at_its_file_and_is_cited() {
     let without = answer(&corpus, TASK, no_history());
     assert!(without.iter().all(|(_, _, r)| !r.contains("changed in")));
 }
+
+#[test]
+fn an_issue_number_the_task_refers_to_points_at_what_its_commit_changed() {
+    let src = tempfile::tempdir().unwrap();
+    let r = src.path();
+    git(r, &["init", "-q"]);
+    sources(r);
+    commit(r, "Initial import");
+    write(
+        r,
+        "util/dates.py",
+        "def format_date(d):\n    return d.isoformat()[:10]\n",
+    );
+    commit(r, "Fix #6461: keep the day only (#6470)");
+    let (_idx, corpus) = indexed(r);
+    let task = "#6461 had unintended consequences";
+    let on = Params {
+        history_refs: 0.5,
+        ..Params::default()
+    };
+    let with = answer(&corpus, task, on);
+    let at = |a: &[(String, f32, String)]| a.iter().position(|(p, _, _)| p == "util/dates.py");
+    let (_, _, reason) = &with[at(&with).unwrap()];
+    assert!(reason.contains("changed in 'Fix #6461"), "{reason}");
+    // Off by default: the number alone points nowhere, and the file stands lower.
+    let off = answer(&corpus, task, Params::default());
+    assert!(
+        off.iter().all(|(_, _, r)| !r.contains("Fix #6461")),
+        "{off:?}"
+    );
+    assert!(
+        at(&with) < at(&off).or(Some(usize::MAX)),
+        "{with:?} {off:?}"
+    );
+}

@@ -26,6 +26,8 @@ pub struct Evidence {
     /// Python's and IPython's do) lists its frames outermost first; a panic that names its
     /// place (`panicked at src/lib.rs:5:9`) is a one-frame traceback.
     pub tracebacks: Vec<Vec<String>>,
+    /// Earlier issues and pull requests the task refers to by number (`#6461`).
+    pub refs: Vec<u32>,
     /// The code names a report's title writes (empty for a one-line task).
     pub title: Vec<super::title::TitleName>,
     /// Modules the task imports under another name (`xr` → `xarray`).
@@ -71,9 +73,42 @@ pub fn extract(text: &str) -> Evidence {
     ev.messages = messages(text);
     ev.codes = diagnostic_codes(text);
     ev.tracebacks = tracebacks(text);
+    ev.refs = issue_refs(text);
     ev.title = super::title::names(text);
     ev.aliases = super::title::module_aliases(text);
     ev
+}
+
+/// Issue and pull-request numbers a text refers to: `#` and two to six digits, not inside
+/// a word, a path or an entity (`a#12`, `/pull/12#34`, `&#39;` are not). Commit messages
+/// say them the same way (`Fix #7428: …`, `… (#6461)`).
+pub fn issue_refs(text: &str) -> Vec<u32> {
+    let bytes = text.as_bytes();
+    let mut out: Vec<u32> = Vec::new();
+    for (at, _) in text.match_indices('#') {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        if before
+            .is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'&' | b'_' | b'#'))
+        {
+            continue;
+        }
+        let digits = bytes[at + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let after = bytes.get(at + 1 + digits);
+        if !(2..=6).contains(&digits)
+            || after.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        {
+            continue;
+        }
+        if let Ok(n) = text[at + 1..at + 1 + digits].parse::<u32>() {
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    out
 }
 
 /// The header of a traceback that lists its frames outermost first.
@@ -450,6 +485,15 @@ index out of bounds"#;
         assert!(extract("see lib/matplotlib/colorbar.py")
             .tracebacks
             .is_empty());
+    }
+
+    #[test]
+    fn issue_numbers_referred_to() {
+        assert_eq!(
+            issue_refs("#6461 had consequences; see #12 and (#7964). Fix #7428: x"),
+            vec![6461, 12, 7964, 7428]
+        );
+        assert!(issue_refs("a#12 /pull/12#34 &#39; #1 #1234567 #12ab ##55").is_empty());
     }
 
     #[test]

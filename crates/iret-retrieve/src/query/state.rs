@@ -40,7 +40,11 @@ impl State {
     /// messages are one-line summaries, which a whole report's boilerplate would drown.
     pub fn point(&mut self, corpus: &Corpus, params: &Params) {
         self.pointers = pointers::resolve(corpus, &self.analysis.evidence);
-        self.history = corpus.facts.history.matches(&self.analysis.summary, params);
+        let refs = &self.analysis.evidence.refs;
+        self.history = corpus
+            .facts
+            .history
+            .matches(&self.analysis.summary, refs, params);
     }
 }
 

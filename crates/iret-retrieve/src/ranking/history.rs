@@ -4,6 +4,8 @@
 //!
 //! * [`messages`] — the task against the file's commit messages (BM25);
 //! * [`similar`] — the file was changed by the commits most similar to the task;
+//! * [`referenced`] — the file was changed by the commits that name an issue the task
+//!   refers to (`#6461 had unintended consequences`);
 //! * [`fixes`] — how often the file was fixed (a tie-breaker).
 use crate::history::{HistoryFacts, HistoryHits};
 
@@ -19,15 +21,21 @@ pub fn similar(h: &HistoryHits, file: u32, weight: f32) -> f32 {
     bonus(&h.similar, file, weight)
 }
 
+pub fn referenced(h: &HistoryHits, file: u32, weight: f32) -> f32 {
+    bonus(&h.referenced, file, weight)
+}
+
 pub fn fixes(h: &HistoryHits, file: u32, weight: f32) -> f32 {
     bonus(&h.fixes, file, weight)
 }
 
-/// The files similar past changes point at this strongly (of the best's): candidates
-/// even when neither leg finds them.
+/// The files similar past changes point at this strongly (of the best's), and those the
+/// commits naming the task's issue numbers changed: candidates even when neither leg
+/// finds them.
 pub fn joined(h: &HistoryHits, at_least: f32) -> impl Iterator<Item = u32> + '_ {
     h.similar
         .iter()
+        .chain(h.referenced.iter())
         .filter(move |(_, s)| **s >= at_least)
         .map(|(f, _)| *f)
 }
@@ -35,7 +43,8 @@ pub fn joined(h: &HistoryHits, at_least: f32) -> impl Iterator<Item = u32> + '_ 
 /// The reason history gives for `file`: the similar commit that changed it, cited
 /// ("changed in 'Fix caplog handler reset', 2019").
 pub fn reason(facts: &HistoryFacts, h: &HistoryHits, file: u32) -> Option<String> {
-    let strong = h.similar.get(&file).is_some_and(|s| *s >= 0.3);
+    let strong = h.similar.get(&file).is_some_and(|s| *s >= 0.3)
+        || h.referenced.get(&file).is_some_and(|s| *s >= 0.3);
     let c = h.cite.get(&file).filter(|_| strong)?;
     let (summary, year) = facts.citation(*c);
     let summary: String = summary.chars().take(80).collect();

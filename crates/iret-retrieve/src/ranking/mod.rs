@@ -124,6 +124,7 @@ impl<'a> Signals<'a> {
         let past = &self.state.history;
         score += history::messages(past, file, p.history_messages);
         score += history::similar(past, file, p.history_similar);
+        score += history::referenced(past, file, p.history_refs);
         score += history::fixes(past, file, p.history_fixes);
 
         let noise = noise::is_noise(path, &self.state.analysis.concepts, &self.older);
