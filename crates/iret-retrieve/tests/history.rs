@@ -1,17 +1,12 @@
 //! The repository's history as evidence: a checkout without history answers exactly as
 //! with every history signal switched off, and one with history finds, and cites, the
 //! file a similar past change fixed, though the task's words are not the code's.
-use iret_embed::FakeEmbedder;
-use iret_index::Index;
+mod common;
+
+use common::{embedder, indexed, write};
 use iret_retrieve::{run, Corpus, Options, Params, Query};
 use std::path::Path;
 use std::process::Command;
-
-fn write(root: &Path, path: &str, text: &str) {
-    let p = root.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
 
 fn git(dir: &Path, args: &[&str]) {
     let out = Command::new("git")
@@ -34,21 +29,6 @@ fn git(dir: &Path, args: &[&str]) {
 fn commit(dir: &Path, message: &str) {
     git(dir, &["add", "-A"]);
     git(dir, &["commit", "-qm", message]);
-}
-
-fn embedder() -> FakeEmbedder {
-    FakeEmbedder::new(256)
-}
-
-fn indexed(src: &Path) -> (tempfile::TempDir, Corpus) {
-    let idx = tempfile::tempdir().unwrap();
-    let opts = iret_index::BuildOptions {
-        embedding_cache: Some(idx.path().join("embedding-cache")),
-        ..Default::default()
-    };
-    iret_index::build(src, idx.path(), &embedder(), &opts).unwrap();
-    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
-    (idx, corpus)
 }
 
 /// Five files; none says "instalment" or "customer".

@@ -2,20 +2,11 @@
 //! through the package's re-export when the title writes the public name (`pk.where`,
 //! `import pkg as pk`) or through the class that qualifies it (`Variable.__setitem__`),
 //! while the names the body's example uses (`pk.DataArray(...)`) lift nothing.
-use iret_embed::FakeEmbedder;
-use iret_index::Index;
+mod common;
+
+use common::{embedder, indexed, write};
 use iret_retrieve::{run, Corpus, Options, Params, Query};
 use std::path::Path;
-
-fn write(root: &Path, path: &str, text: &str) {
-    let p = root.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn embedder() -> FakeEmbedder {
-    FakeEmbedder::new(256)
-}
 
 /// A package whose public names live in other modules; `where` is defined in four files.
 fn sources(r: &Path) {
@@ -44,17 +35,6 @@ fn sources(r: &Path) {
         "pkg/core/common.py",
         "def where(cond, x, y):\n    return x if cond else y\n\n\ndef full_like(other, fill_value):\n    return fill_value\n",
     );
-}
-
-fn indexed(src: &Path) -> (tempfile::TempDir, Corpus) {
-    let idx = tempfile::tempdir().unwrap();
-    let opts = iret_index::BuildOptions {
-        embedding_cache: Some(idx.path().join("embedding-cache")),
-        ..Default::default()
-    };
-    iret_index::build(src, idx.path(), &embedder(), &opts).unwrap();
-    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
-    (idx, corpus)
 }
 
 /// (path, reason) of every evaluated file, in the answer's order.
