@@ -4,6 +4,13 @@ use crate::history::HistoryFacts;
 use crate::imports::ImportGraph;
 use iret_index::Index;
 use std::collections::HashMap;
+use std::ops::Range;
+
+/// The chunks of `file`, as indices into `index.chunks`.
+pub(crate) fn chunk_range(index: &Index, file: u32) -> Range<usize> {
+    let f = &index.files[file as usize];
+    f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize
+}
 
 /// What retrieval searches: the index and its precomputed facts.
 pub struct Corpus {

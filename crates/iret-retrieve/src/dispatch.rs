@@ -120,8 +120,7 @@ fn add_pointed(
         if !allowed[file as usize] || grouped.contains_key(&file) {
             continue;
         }
-        let f = &index.files[file as usize];
-        let range = f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize;
+        let range = crate::corpus::chunk_range(index, file);
         let cos = |c: usize| {
             if state.embedding.is_empty() {
                 0.0

@@ -114,7 +114,7 @@ impl Evaluator<'_> {
             .take(self.max_files)
             .map(|hit| {
                 let f = &self.index.files[hit.file as usize];
-                let range = f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize;
+                let range = crate::corpus::chunk_range(self.index, hit.file);
                 let sim = if self.task_embedding.is_empty() {
                     0.0
                 } else {

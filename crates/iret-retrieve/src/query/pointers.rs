@@ -2,7 +2,7 @@
 //! and how strongly (0–1 each). Computed once per query; dispatch adds the files to its
 //! candidates and the [`ranking::evidence`](crate::ranking::evidence) signals weigh them.
 use super::evidence::{literal_fragments, Evidence, MentionKind};
-use crate::corpus::Corpus;
+use crate::corpus::{chunk_range, Corpus};
 use iret_index::tokens::tokenize;
 use std::collections::HashMap;
 
@@ -292,13 +292,7 @@ fn defines(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
         if files.len() > MAX_DEFINERS {
             continue;
         }
-        // Defined in one file: 1; in four: 0.5; in a hundred: 0.1.
-        let weight = 1.0 / (files.len() as f32).sqrt();
-        for &f in files {
-            let v = p.defines.entry(f).or_default();
-            *v = (*v + weight).min(1.0);
-            p.defined_names.entry(f).or_default().push(name.clone());
-        }
+        add_definers(&mut p.defines, &mut p.defined_names, files, name);
     }
 }
 
@@ -334,12 +328,23 @@ fn titled(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
         if files.len() > MAX_DEFINERS {
             continue;
         }
-        let weight = 1.0 / (files.len() as f32).sqrt();
-        for f in files {
-            let v = p.titled.entry(f).or_default();
-            *v = (*v + weight).min(1.0);
-            p.titled_names.entry(f).or_default().push(t.name.clone());
-        }
+        add_definers(&mut p.titled, &mut p.titled_names, &files, &t.name);
+    }
+}
+
+/// Adds to each of `files` defining `name` its share: defined in one file 1, in four 0.5,
+/// in a hundred 0.1 (a file's sum kept at most 1), and records the name for reasons.
+fn add_definers(
+    weights: &mut HashMap<u32, f32>,
+    names: &mut HashMap<u32, Vec<String>>,
+    files: &[u32],
+    name: &str,
+) {
+    let weight = 1.0 / (files.len() as f32).sqrt();
+    for &f in files {
+        let v = weights.entry(f).or_default();
+        *v = (*v + weight).min(1.0);
+        names.entry(f).or_default().push(name.to_string());
     }
 }
 
@@ -348,11 +353,9 @@ fn titled(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
 fn as_written(corpus: &Corpus, files: &[u32], exact: &str) -> Vec<u32> {
     let index = &corpus.index;
     let defines_exact = |&f: &u32| {
-        let file = &index.files[f as usize];
-        let chunks = file.first_chunk as usize..(file.first_chunk + file.chunk_count) as usize;
-        chunks
-            .into_iter()
-            .any(|c| index.chunks[c].defines.iter().any(|d| d == exact))
+        index.chunks[chunk_range(index, f)]
+            .iter()
+            .any(|c| c.defines.iter().any(|d| d == exact))
     };
     let exact: Vec<u32> = files.iter().copied().filter(defines_exact).collect();
     if exact.is_empty() {

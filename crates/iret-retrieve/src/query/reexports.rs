@@ -2,7 +2,7 @@
 //! `xarray/__init__.py` imports `from .core.computation`. Users write the public name, the
 //! fix goes where it is defined. Read from the package's `__init__.py` as indexed (its
 //! chunks' text), following at most [`MAX_HOPS`] re-exports.
-use crate::corpus::Corpus;
+use crate::corpus::{chunk_range, Corpus};
 
 /// A name re-exported by a package that re-exports it again: followed this many times.
 const MAX_HOPS: usize = 2;
@@ -36,11 +36,12 @@ fn folder(path: &str) -> &str {
 /// `src/` or `lib/`).
 fn package_init(corpus: &Corpus, dir: &str) -> Option<u32> {
     let want = format!("{dir}/__init__.py");
+    let nested = format!("/{want}");
     let files = &corpus.index.files;
     let found: Vec<u32> = (0..files.len() as u32)
         .filter(|&i| {
             let p = &files[i as usize].path;
-            p == &want || p.ends_with(&format!("/{want}"))
+            *p == want || p.ends_with(&nested)
         })
         .collect();
     // Ambiguous (two packages of that name): no answer rather than a guess.
@@ -61,10 +62,9 @@ fn module_file(corpus: &Corpus, stem: &str) -> Option<u32> {
 /// The module spec of the `from X import …` in `file` that imports `name` (as itself or
 /// under that name with `as`).
 fn imported_from(corpus: &Corpus, file: u32, name: &str) -> Option<String> {
-    let f = &corpus.index.files[file as usize];
-    let chunks = f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize;
-    let text: String = chunks
-        .map(|c| corpus.index.chunks[c].text.as_str())
+    let text: String = corpus.index.chunks[chunk_range(&corpus.index, file)]
+        .iter()
+        .map(|c| c.text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
     from_imports(&text)

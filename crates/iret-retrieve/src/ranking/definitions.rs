@@ -1,14 +1,9 @@
 //! Definitions: a file that defines what the query names (`TRPCError`, `Sinatra::Helpers`)
 //! is where the thing lives; its defining chunk represents it.
 use super::file_name;
+use crate::corpus::chunk_range;
 use crate::hits::{ChunkHit, Leg};
 use iret_index::Index;
-use std::ops::Range;
-
-fn chunk_range(index: &Index, file: u32) -> Range<usize> {
-    let f = &index.files[file as usize];
-    f.first_chunk as usize..(f.first_chunk + f.chunk_count) as usize
-}
 
 /// The query identifiers (lower-case) that `file` defines.
 pub fn defined(index: &Index, file: u32, identifiers: &[String]) -> Vec<String> {
