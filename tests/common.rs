@@ -6,11 +6,21 @@ use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 /// The real binary, with an embedding cache of this test binary's own (shared by its
-/// tests, as by a user's checkouts; not by other test binaries or the user's own runs).
+/// tests, as by a user's checkouts; not by other test binaries or the user's own runs),
+/// or the calling test's own after [`synthetic_repo`].
 pub fn iret() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_iret"));
-    cmd.env("IRET_EMBED_CACHE", embedding_cache());
+    match PRIVATE_CACHE.with(|c| c.borrow().as_ref().map(|d| d.path().to_path_buf())) {
+        Some(own) => cmd.env("IRET_EMBED_CACHE", own),
+        None => cmd.env("IRET_EMBED_CACHE", embedding_cache()),
+    };
     cmd
+}
+
+thread_local! {
+    /// The calling test's own embedding cache, when it has one (dropped with its thread).
+    static PRIVATE_CACHE: std::cell::RefCell<Option<tempfile::TempDir>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// This test binary's embedding cache.
@@ -102,7 +112,12 @@ pub fn paths(doc: &serde_json::Value) -> Vec<String> {
 }
 
 /// A repository of `files` TypeScript files with four small functions each.
+///
+/// The calling test gets an embedding cache of its own from here on: every synthetic
+/// repository holds the same texts, and tests of a cold build must not find them
+/// embedded by another test running beside them.
 pub fn synthetic_repo(files: usize) -> tempfile::TempDir {
+    PRIVATE_CACHE.with(|c| *c.borrow_mut() = Some(tempfile::tempdir().unwrap()));
     let dir = tempfile::tempdir().unwrap();
     let words = [
         "ledger", "invoice", "parcel", "voucher", "tariff", "harbor", "quarry", "lantern",
