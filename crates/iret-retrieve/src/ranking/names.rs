@@ -14,7 +14,12 @@ pub struct FileName {
 
 impl FileName {
     pub fn of(path: &str) -> Self {
-        let words: Vec<String> = split_identifier(file_stem(path))
+        // A package's `__init__.py` (or `__main__.py`) is named by convention, not for
+        // what it holds: an `__init__` method in the task says nothing about it.
+        let base = Some(file_stem(path))
+            .filter(|b| !is_dunder(b))
+            .unwrap_or("");
+        let words: Vec<String> = split_identifier(base)
             .iter()
             .map(|w| w.to_lowercase())
             .filter(|w| w.len() > 1)
@@ -22,6 +27,11 @@ impl FileName {
         let stems = words.iter().map(|w| stem(w)).collect();
         Self { words, stems }
     }
+}
+
+/// `__init__`, `__main__`: a name Python gives by convention.
+fn is_dunder(stem: &str) -> bool {
+    stem.len() > 4 && stem.starts_with("__") && stem.ends_with("__")
 }
 
 /// How strongly the query says the file-name word whose stem is `s`: 1 for the stem,
@@ -119,6 +129,16 @@ mod tests {
             &FileName::of("db/query_set.py"),
             &words("iterating the query sets")
         ));
+    }
+
+    #[test]
+    fn a_package_init_is_not_named_by_an_init_method() {
+        let q = stems(&["init", "autodoc", "return"]);
+        let init = FileName::of("sphinx/ext/autodoc/__init__.py");
+        assert!(file_name_words(&init, &q, 0.5).0.is_empty());
+        assert!(!file_name_words(&FileName::of("src/init.py"), &q, 0.5)
+            .0
+            .is_empty());
     }
 
     #[test]
