@@ -15,6 +15,12 @@ pub struct Cli {
     /// Folder with the embedding model (default: the model compiled into iret, written once to ~/.cache/iret).
     #[arg(long, global = true, env = "IRET_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
+    /// A team's index in Chroma: chroma://HOST:PORT[/COLLECTION] (default collection:
+    /// iret-<folder>-<model>-f<format>). `index` pushes what changed to it; `search`,
+    /// `mcp` and `watch` take the vectors it holds instead of embedding them and have it
+    /// search them; `status` reports it.
+    #[arg(long, global = true, env = "IRET_STORE", value_name = "URL")]
+    pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -53,12 +59,16 @@ fn quiet_on_closed_pipe() {
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
+    if let Some(store) = &cli.store {
+        // Background `iret index` runs (first builds, keyword tiers) use the same store.
+        std::env::set_var("IRET_STORE", store);
+    }
     let result = match &cli.command {
         Command::Index(args) => commands::index::run(&cli, args),
         Command::Search(args) => commands::search::run_search(&cli, args),
         Command::Bench(args) => commands::bench::run(&cli, args),
         Command::Mcp(args) => commands::mcp::run(&cli, args),
-        Command::Status(args) => commands::status::run(args),
+        Command::Status(args) => commands::status::run(&cli, args),
         Command::Cache(args) => commands::cache::run(args),
         Command::Watch(args) => commands::watch::run(&cli, args),
     };

@@ -11,7 +11,7 @@ use crate::round4;
 use crate::watch::Signal;
 use anyhow::Context;
 use iret_embed::{Embedder, TokenCounter};
-use iret_index::{BuildError, BuildOptions, Index, StoreError};
+use iret_index::{BuildError, BuildOptions, Index, Remote, StoreError};
 use iret_retrieve::{run, search_once, Corpus, FileHit, Options, Outcome, Params, Query};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
@@ -35,6 +35,9 @@ pub struct OpenOptions {
     /// A first build with at least this many texts to embed stops once its tier is
     /// live ([`Engine::deferred`]): the caller has the rest embedded elsewhere.
     pub tier_only_above: Option<usize>,
+    /// A team's shared store (`--store`): builds take the vectors it holds instead of
+    /// embedding them, and its search proposes the vector leg's chunks.
+    pub remote: Option<Remote>,
 }
 
 impl Default for OpenOptions {
@@ -46,6 +49,7 @@ impl Default for OpenOptions {
             refresh: true,
             complete_in_background: false,
             tier_only_above: None,
+            remote: None,
         }
     }
 }
@@ -92,6 +96,8 @@ pub struct Engine {
     /// A watcher keeps the index fresh ([`crate::watch`]): calls skip the check for
     /// changed files while it has nothing pending.
     watch: Mutex<Option<Arc<Signal>>>,
+    /// The shared store every build and query goes through (`OpenOptions::remote`).
+    remote: Option<Remote>,
 }
 
 impl Engine {
@@ -111,10 +117,11 @@ impl Engine {
         let mut engine = Self::with_corpus(
             root,
             index_dir,
-            Arc::new(Corpus::new(index)),
+            Arc::new(corpus_of(index, opts.remote.as_ref())),
             embedder,
             tokens,
         );
+        engine.remote = opts.remote.clone();
         engine.refresh = opts.refresh;
         engine.background = opts.complete_in_background;
         engine.opened = opened;
@@ -144,6 +151,7 @@ impl Engine {
             opened: "opened".into(),
             deferred: 0,
             watch: Mutex::new(None),
+            remote: None,
         }
     }
 
@@ -196,7 +204,7 @@ impl Engine {
             return Ok(snap);
         }
         let index = Index::open(&self.index_dir, Some(self.embedder.model_id()))?;
-        let corpus = Arc::new(Corpus::new(index));
+        let corpus = Arc::new(corpus_of(index, self.remote.as_ref()));
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
         Ok(corpus)
     }
@@ -290,6 +298,7 @@ impl Engine {
             embedding_cache: None,
             static_tier: true,
             tier_only_above: None,
+            remote: self.remote.as_ref().map(|r| r.vectors.clone()),
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
@@ -305,7 +314,7 @@ impl Engine {
             None => Index::open(&self.index_dir, Some(self.embedder.model_id()))
                 .map_err(BuildError::Store)?,
         };
-        let corpus = Arc::new(Corpus::new(index));
+        let corpus = Arc::new(corpus_of(index, self.remote.as_ref()));
         *self.current.write().unwrap_or_else(|p| p.into_inner()) = corpus.clone();
         Ok(corpus)
     }
@@ -499,6 +508,7 @@ impl Engine {
         let (root, dir) = (self.root.clone(), self.index_dir.clone());
         let embedder = self.embedder.clone();
         let flag = self.completing.clone();
+        let remote = self.remote.as_ref().map(|r| r.vectors.clone());
         std::thread::spawn(move || {
             let opts = BuildOptions {
                 progress: false,
@@ -507,6 +517,7 @@ impl Engine {
                 embedding_cache: None,
                 static_tier: true,
                 tier_only_above: None,
+                remote,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -747,6 +758,7 @@ fn open_or_build(
             embedding_cache: None,
             static_tier: true,
             tier_only_above: opts.tier_only_above,
+            remote: opts.remote.as_ref().map(|r| r.vectors.clone()),
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {
@@ -796,6 +808,15 @@ fn open_or_build(
             }
             Err(e) => return Err(e.into()),
         }
+    }
+}
+
+/// The corpus of `index`, its vector leg served by the store when there is one.
+fn corpus_of(index: Index, remote: Option<&Remote>) -> Corpus {
+    let corpus = Corpus::new(index);
+    match remote {
+        Some(r) => corpus.with_served(r.nearest.clone()),
+        None => corpus,
     }
 }
 

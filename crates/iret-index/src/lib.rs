@@ -6,6 +6,7 @@ pub mod history;
 pub mod index;
 pub mod pipeline;
 pub mod profile;
+pub mod remote;
 pub mod status;
 pub mod store;
 pub mod tokens;
@@ -16,6 +17,7 @@ pub mod walk;
 
 pub use index::{live_manifest, ChunkEntry, FileEntry, Index, Manifest};
 pub use pipeline::{build, refresh, BuildError, BuildOptions, BuildReport};
+pub use remote::{Remote, RemoteNearest, RemoteVectors};
 pub use store::{IndexDir, StoreError};
 
 /// Where the index of `root` lives by default.

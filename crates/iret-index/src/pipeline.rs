@@ -72,6 +72,9 @@ pub struct BuildOptions {
     /// With at least this many texts to embed, stop once the first tier is live
     /// ([`BuildReport::deferred`]): the caller has the embedding finished elsewhere.
     pub tier_only_above: Option<usize>,
+    /// A shared store asked for the vectors of new texts before the model embeds them
+    /// (`iret index --store`): what it holds is not embedded again.
+    pub remote: Option<std::sync::Arc<dyn crate::RemoteVectors>>,
 }
 
 #[derive(Debug, Clone)]
@@ -86,6 +89,8 @@ pub struct BuildReport {
     pub embedded: usize,
     /// New texts found in the embedding cache.
     pub cached: usize,
+    /// New texts whose vectors came from the shared store ([`BuildOptions::remote`]).
+    pub fetched: usize,
     /// Chunks kept from the previous index as they were.
     pub reused_chunks: usize,
     pub seconds: f64,
@@ -129,8 +134,13 @@ impl BuildReport {
         } else {
             String::new()
         };
+        let fetched = if self.fetched > 0 {
+            format!(", {} from the store", self.fetched)
+        } else {
+            String::new()
+        };
         format!(
-            "indexed {} files, {} chunks{updated} in {:.1}s ({embedded}, {} cached){}",
+            "indexed {} files, {} chunks{updated} in {:.1}s ({embedded}, {} cached{fetched}){}",
             self.files,
             self.chunks,
             self.seconds,
@@ -152,6 +162,8 @@ pub enum BuildError {
     Embed(#[from] iret_embed::EmbedError),
     #[error("{0} is not a directory")]
     NotADirectory(String),
+    #[error("store: {0}")]
+    Remote(String),
 }
 
 /// What the model sees for a chunk: where it lives, what it is, and the code.
@@ -288,11 +300,11 @@ fn run(
         skipped: &skipped,
         history: &history,
     };
-    let (fresh, embedded, notes) = if new.texts.is_empty() {
-        (Vec::new(), 0, Vec::new())
+    let (fresh, embedded, fetched, notes) = if new.texts.is_empty() {
+        (Vec::new(), 0, 0, Vec::new())
     } else {
         match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
-            Embedded::Done(fresh, embedded, notes) => (fresh, embedded, notes),
+            Embedded::Done(fresh, embedded, fetched, notes) => (fresh, embedded, fetched, notes),
             Embedded::Deferred(missing) => {
                 let mut report = updated(&asm, started, skipped);
                 report.cached = new.texts.len() - missing;
@@ -331,7 +343,8 @@ fn run(
     notes.extend(history_note);
     let report = BuildReport {
         embedded,
-        cached: new.texts.len() - embedded,
+        fetched,
+        cached: new.texts.len() - embedded - fetched,
         notes,
         ..updated(&asm, started, skipped)
     };
@@ -357,6 +370,7 @@ fn updated(asm: &Assembly, started: Instant, skipped: BTreeMap<SkipReason, usize
         removed_files: asm.removed_files,
         embedded: 0,
         cached: 0,
+        fetched: 0,
         reused_chunks: asm.kept + asm.revived.len(),
         seconds: started.elapsed().as_secs_f64(),
         skipped,
@@ -505,9 +519,9 @@ impl<'a> Built<'a> {
 
 /// What [`embed_new`] did.
 enum Embedded {
-    /// The vectors of the new texts, how many the model embedded, what went wrong with
-    /// the cache.
-    Done(Vec<f32>, usize, Vec<String>),
+    /// The vectors of the new texts, how many the model embedded, how many came from
+    /// the shared store, what went wrong with the cache.
+    Done(Vec<f32>, usize, usize, Vec<String>),
     /// A tier is live; these many texts are left to embed (`tier_only_above`).
     Deferred(usize),
 }
@@ -526,7 +540,7 @@ fn embed_new(
     if embedder.is_cheap() {
         let vectors = embed_directly(&new.texts, embedder)?;
         phases.mark("embed");
-        return Ok(Embedded::Done(vectors, new.texts.len(), Vec::new()));
+        return Ok(Embedded::Done(vectors, new.texts.len(), 0, Vec::new()));
     }
     let shared = opts.embedding_cache.clone().unwrap_or_else(user_dir);
     let mut cache = EmbeddingCache::open(&shared, Some(&store.dir));
@@ -534,6 +548,10 @@ fn embed_new(
     let model = embedder.model_id();
     let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
     cache.load(&keys);
+    let fetched = match &opts.remote {
+        Some(remote) => fetch_remote(remote.as_ref(), &keys, &mut cache, embedder.dims())?,
+        None => 0,
+    };
     let missing = count_missing(&keys, &cache);
     if missing >= KEYWORD_TIER_MIN {
         // Static vectors only where nothing is carried over: one generation, one space.
@@ -569,7 +587,46 @@ fn embed_new(
     let (vectors, embedded) = out?;
     phases.mark("embed");
     cache.save();
-    Ok(Embedded::Done(vectors, embedded, cache.take_notes()))
+    Ok(Embedded::Done(
+        vectors,
+        embedded,
+        fetched,
+        cache.take_notes(),
+    ))
+}
+
+/// Takes the vectors the shared store holds for keys the cache lacks into the cache: the
+/// texts fetched. A vector of the wrong length is refused (another model's collection).
+fn fetch_remote(
+    remote: &dyn crate::RemoteVectors,
+    keys: &[[u8; 16]],
+    cache: &mut EmbeddingCache,
+    dims: usize,
+) -> Result<usize, BuildError> {
+    let mut wanted: Vec<[u8; 16]> = keys
+        .iter()
+        .filter(|k| !cache.contains(k))
+        .copied()
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    if wanted.is_empty() {
+        return Ok(0);
+    }
+    let found = remote.fetch(&wanted).map_err(BuildError::Remote)?;
+    let mut fetched = 0;
+    for (k, v) in wanted.iter().zip(found) {
+        let Some(v) = v else { continue };
+        if v.len() != dims {
+            return Err(BuildError::Remote(format!(
+                "the store holds {}-dimensional vectors; this model makes {dims}",
+                v.len()
+            )));
+        }
+        cache.insert(*k, &v);
+        fetched += 1;
+    }
+    Ok(fetched)
 }
 
 /// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
@@ -767,6 +824,7 @@ fn up_to_date(
         removed_files: 0,
         embedded: 0,
         cached: 0,
+        fetched: 0,
         reused_chunks: manifest.chunks,
         seconds: started.elapsed().as_secs_f64(),
         skipped: skipped_by_reason,

@@ -2,9 +2,10 @@
 //! index rather than once per query: the version folders, the import graph, the history.
 use crate::history::HistoryFacts;
 use crate::imports::ImportGraph;
-use iret_index::Index;
+use iret_index::{Index, RemoteNearest};
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// The chunks of `file`, as indices into `index.chunks`.
 pub(crate) fn chunk_range(index: &Index, file: u32) -> Range<usize> {
@@ -16,12 +17,45 @@ pub(crate) fn chunk_range(index: &Index, file: u32) -> Range<usize> {
 pub struct Corpus {
     pub index: Index,
     pub facts: Facts,
+    /// A served vector search (a team's store) that proposes the vector leg's chunks
+    /// instead of the local graph; scores stay exact dots on the local vectors.
+    pub served: Option<Served>,
 }
 
 impl Corpus {
     pub fn new(index: Index) -> Self {
         let facts = Facts::of(&index);
-        Self { index, facts }
+        Self {
+            index,
+            facts,
+            served: None,
+        }
+    }
+
+    /// This corpus with its vector leg proposed by `nearest` (`--store`).
+    pub fn with_served(mut self, nearest: Arc<dyn RemoteNearest>) -> Self {
+        self.served = Some(Served::new(&self.index, nearest));
+        self
+    }
+}
+
+/// A served vector search and the map from its keys back to this index's chunks.
+pub struct Served {
+    pub nearest: Arc<dyn RemoteNearest>,
+    chunks: HashMap<[u8; 16], u32>,
+}
+
+impl Served {
+    fn new(index: &Index, nearest: Arc<dyn RemoteNearest>) -> Self {
+        let chunks = (0..index.chunks.len())
+            .map(|c| (iret_index::remote::chunk_key(index, c), c as u32))
+            .collect();
+        Self { nearest, chunks }
+    }
+
+    /// The chunk of this index stored under `key` (another checkout's chunks are not).
+    pub fn chunk(&self, key: &[u8; 16]) -> Option<usize> {
+        self.chunks.get(key).map(|&c| c as usize)
     }
 }
 

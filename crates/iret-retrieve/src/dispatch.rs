@@ -10,7 +10,9 @@ use iret_index::vectors::top_k;
 use iret_index::Index;
 use std::collections::{HashMap, HashSet};
 
-pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit> {
+/// The files for the state's query, best first. Fails only when a served vector search
+/// (`--store`) fails: an answer without its vector leg would be silently worse.
+pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> anyhow::Result<Vec<FileHit>> {
     let index = &corpus.index;
     let allowed: Vec<bool> = index
         .files
@@ -19,7 +21,7 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
         .map(|(i, f)| state.scope.allows(&f.path) && !state.excluded.contains(&(i as u32)))
         .collect();
     let allow_chunk = |c: usize| allowed[index.chunks[c].file as usize];
-    let vector_hits = vector_leg(index, state, params, &allow_chunk);
+    let vector_hits = vector_leg(corpus, state, params, &allow_chunk)?;
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
     let is_static = iret_embed::is_static_model(index.manifest.vectors_model());
     let wv = vector_weight(state, params, is_static, &vector_hits, &keyword_hits);
@@ -33,23 +35,54 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> Vec<FileHit>
         .map(|(file, chunks)| signals.rank(file, chunks))
         .collect();
     files.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.file.cmp(&b.file)));
-    files
+    Ok(files)
 }
 
-/// The nearest chunks by cosine (HNSW).
+/// The nearest chunks by cosine: proposed by the served search when there is one (and
+/// the index holds the model's own vectors), else by the local HNSW graph.
 fn vector_leg(
-    index: &Index,
+    corpus: &Corpus,
     state: &State,
     params: &Params,
     allow: &(dyn Fn(usize) -> bool + Sync),
-) -> Vec<(usize, f32)> {
+) -> anyhow::Result<Vec<(usize, f32)>> {
+    let index = &corpus.index;
     // A keyword-tier index (nothing embedded yet) answers by keywords alone.
     if !params.use_vectors || state.embedding.is_empty() || index.manifest.keyword_only() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    index
-        .vectors
-        .nearest(&state.embedding, params.vector_k, allow)
+    match &corpus.served {
+        Some(served) if !index.manifest.pending() && index.manifest.static_tier.is_none() => {
+            served_leg(index, served, state, params.vector_k, allow)
+        }
+        _ => Ok(index
+            .vectors
+            .nearest(&state.embedding, params.vector_k, allow)),
+    }
+}
+
+/// The served search's proposals, kept when they are this checkout's chunks and in scope,
+/// scored exactly on the local vectors (as the graph's are). It is asked for twice `k`,
+/// so that chunks out of scope or of other checkouts leave `k` behind.
+fn served_leg(
+    index: &Index,
+    served: &crate::corpus::Served,
+    state: &State,
+    k: usize,
+    allow: &(dyn Fn(usize) -> bool + Sync),
+) -> anyhow::Result<Vec<(usize, f32)>> {
+    let proposed = served
+        .nearest
+        .nearest(&state.embedding, 2 * k)
+        .map_err(|e| anyhow::anyhow!("store: {e}"))?;
+    let mut hits: Vec<(usize, f32)> = proposed
+        .iter()
+        .filter_map(|(key, _)| served.chunk(key))
+        .filter(|&c| allow(c))
+        .map(|c| (c, iret_embed::dot(&state.embedding, index.vectors.get(c))))
+        .collect();
+    top_k(&mut hits, k);
+    Ok(hits)
 }
 
 /// The best chunks by BM25 over the query's (weighted) terms.

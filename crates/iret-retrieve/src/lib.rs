@@ -43,5 +43,5 @@ pub fn search_once(
 ) -> anyhow::Result<Vec<FileHit>> {
     let mut state = initial_state(query, embedder, params)?;
     state.point(corpus, params);
-    Ok(dispatch(corpus, &state, params))
+    dispatch(corpus, &state, params)
 }

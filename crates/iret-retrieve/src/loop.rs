@@ -175,7 +175,7 @@ pub fn run(
     let mut spelling = Spelling::of_task(&query.task);
 
     for cycle in 1..=last {
-        let hits = dispatch(corpus, &state, &opts.params);
+        let hits = dispatch(corpus, &state, &opts.params)?;
         phases.mark(format_args!("dispatch {cycle}"));
         memory.stand(cycle, &hits, opts.later_cycles_weight);
         let evaluator = Evaluator {

@@ -305,6 +305,7 @@ fn an_older_version_folder_yields_to_the_newest_unless_the_task_names_it() {
             iret_retrieve::initial_state(&Query::new(task), &embedder(), &Default::default())
                 .unwrap();
         iret_retrieve::dispatch(&index, &state, &Default::default())
+            .unwrap()
             .iter()
             .map(|h| index.index.files[h.file as usize].path.clone())
             .collect()

@@ -1,6 +1,7 @@
 use crate::Cli;
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,6 +29,10 @@ pub struct Args {
     /// the transformer on 2 cores at 50,000).
     #[arg(long, env = "IRET_BACKGROUND_ABOVE", default_value_t = super::BACKGROUND_ABOVE, value_name = "TEXTS")]
     pub background_above: usize,
+    /// With --store: take the vectors the store holds, but push nothing to it (a
+    /// reader's build; background builds started by `search` and `mcp` use it).
+    #[arg(long)]
+    pub no_push: bool,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -41,6 +46,16 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         super::model_dir(cli)?
     };
     let embedder = iret_embed::load_model(&model)?;
+    let store = match super::store::url(cli)? {
+        Some(url) => Some(super::store::connect(
+            &url,
+            &args.at.path,
+            embedder.model_id(),
+            embedder.dims(),
+            true,
+        )?),
+        None => None,
+    };
     let opts = iret_index::BuildOptions {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         limits: None,
@@ -48,7 +63,11 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         embedding_cache: None,
         // A cold build answers from static vectors within seconds, while the model embeds.
         static_tier: true,
-        tier_only_above: (!args.wait).then_some(args.background_above),
+        // A store takes only the model's own vectors: the build embeds them all first.
+        tier_only_above: (!args.wait && store.is_none()).then_some(args.background_above),
+        remote: store
+            .clone()
+            .map(|s| s as Arc<dyn iret_index::RemoteVectors>),
     };
     let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {
@@ -71,6 +90,14 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         eprintln!("{}", report.summary());
+    }
+    if let Some(store) = store.filter(|_| !args.no_push) {
+        let index = iret_index::Index::open(&index_dir, Some(embedder.model_id()))?;
+        let progress = !args.quiet && std::io::stderr().is_terminal();
+        let pushed = iret_chroma::push(&store, &index, progress)?;
+        if !args.quiet {
+            eprintln!("{}", pushed.summary(&store));
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

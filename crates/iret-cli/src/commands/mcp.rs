@@ -73,6 +73,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         shipped: cli.model_dir.is_none(),
         index: !args.no_index,
         refresh: !args.no_refresh,
+        store: super::store::url(cli)?,
     };
     let engine = opener.open(&first, &first_dir)?;
     let roots = Roots::new(Box::new(move |root: &Path| {
@@ -105,6 +106,8 @@ struct Opener {
     shipped: bool,
     index: bool,
     refresh: bool,
+    /// `--store`: each repository's collection in it.
+    store: Option<iret_chroma::StoreUrl>,
 }
 
 impl Opener {
@@ -123,13 +126,24 @@ impl Opener {
         if self.index && !readable(dir) && root.is_dir() {
             index_in_background(root, dir);
         }
+        let (embedder, tokens) = self.model(dir)?;
+        let remote = match &self.store {
+            Some(url) => Some(super::store::remote(super::store::connect(
+                url,
+                root,
+                embedder.model_id(),
+                embedder.dims(),
+                false,
+            )?)),
+            None => None,
+        };
         let opts = OpenOptions {
             index_if_missing: self.index,
             refresh: self.refresh,
             complete_in_background: true,
+            remote,
             ..OpenOptions::default()
         };
-        let (embedder, tokens) = self.model(dir)?;
         let engine = Engine::open(root, dir, embedder, Some(tokens), &opts)?;
         if engine.opened != "opened" {
             eprintln!("iret mcp: {}: {}", root.display(), engine.opened);
@@ -163,7 +177,7 @@ fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
         root.display()
     );
     let child = std::process::Command::new(exe)
-        .args(["index", "-q", "--wait"])
+        .args(["index", "-q", "--wait", "--no-push"])
         .arg(root)
         .arg("--index-dir")
         .arg(dir)

@@ -4,6 +4,7 @@ pub mod index;
 pub mod mcp;
 pub mod search;
 pub mod status;
+pub mod store;
 pub mod watch;
 
 use crate::Cli;
@@ -92,7 +93,18 @@ pub fn open_engine(
             root.display()
         );
     }
+    let remote = match store::url(cli)? {
+        Some(url) => Some(store::remote(store::connect(
+            &url,
+            &root,
+            embedder.model_id(),
+            embedder.dims(),
+            false,
+        )?)),
+        None => None,
+    };
     let opts = OpenOptions {
+        remote,
         index_if_missing: index,
         progress: std::io::stderr().is_terminal(),
         refresh,
@@ -142,7 +154,7 @@ pub fn embed_in_background(cli: &Cli, root: &Path, index_dir: &Path) -> anyhow::
     if let Some(dir) = &cli.model_dir {
         cmd.arg("--model-dir").arg(dir);
     }
-    cmd.args(["index", "-q", "--wait"])
+    cmd.args(["index", "-q", "--wait", "--no-push"])
         .arg(root)
         .arg("--index-dir")
         .arg(index_dir)

@@ -9,12 +9,26 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
+pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let (root, index_dir) = super::locate(&args.at.path, args.at.index_dir.as_deref());
     let s = iret_index::status::status(&root, &index_dir)?;
+    let store = match super::store::url(cli)? {
+        Some(url) => Some(store_status(&url, &root, &index_dir)?),
+        None => None,
+    };
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
+        let mut v = serde_json::to_value(&s)?;
+        if let Some(store) = &store {
+            v["store"] = serde_json::to_value(store)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(st) = &store {
+        println!(
+            "store      {}: {} records; {} of this index's {} chunks there",
+            st.url, st.records, st.chunks_present, st.chunks
+        );
     }
     println!("index      {} ({})", index_dir.display(), s.generation);
     println!("files      {}", s.files);
@@ -90,4 +104,32 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the store holds for this index.
+#[derive(serde::Serialize)]
+struct StoreStatus {
+    url: String,
+    records: usize,
+    chunks: usize,
+    chunks_present: usize,
+}
+
+fn store_status(
+    url: &iret_chroma::StoreUrl,
+    root: &std::path::Path,
+    index_dir: &std::path::Path,
+) -> anyhow::Result<StoreStatus> {
+    let index = iret_index::Index::open(index_dir, None)?;
+    let m = &index.manifest;
+    let store = super::store::connect(url, root, &m.model_id, m.dims, false)?;
+    let keys: Vec<[u8; 16]> = (0..index.chunks.len())
+        .map(|c| iret_index::remote::chunk_key(&index, c))
+        .collect();
+    Ok(StoreStatus {
+        url: store.url().to_string(),
+        records: store.count()?,
+        chunks: keys.len(),
+        chunks_present: store.present(&keys)?,
+    })
 }

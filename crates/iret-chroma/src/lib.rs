@@ -1,0 +1,254 @@
+//! iret's shared store: a team's index in a Chroma collection. `iret index --store`
+//! pushes an index's chunks, vectors and vocabulary (only what changed, by content key);
+//! any machine then builds its index with the vectors the store holds instead of
+//! embedding them ([`iret_index::RemoteVectors`]) and has its vector leg proposed by the
+//! store's search ([`iret_index::RemoteNearest`]). Walk, chunking, BM25 and the loop stay
+//! in iret; nothing here searches vectors itself.
+//!
+//! One record per chunk and per vocabulary term, its id the embedding cache's key (the
+//! model and the text embedded, which holds the chunk's path and symbol), so a record is
+//! found from the text alone and two checkouts of the same code share their records.
+//! The collection's metadata names the model, its dimensions and the index format; a
+//! collection made by another is refused.
+mod client;
+mod push;
+mod url;
+
+pub use client::Client;
+pub use push::{push, PushReport};
+pub use url::{collection_name, StoreUrl};
+
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// The store's record layout; a collection written by another is refused.
+pub const STORE_FORMAT: u32 = 1;
+/// Records per request when fetching vectors by id.
+const FETCH_BATCH: usize = 500;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("bad store address {0}")]
+    Url(String),
+    #[error("cannot reach the store at {url}: {reason} (is `chroma run` serving there?)")]
+    Unreachable { url: String, reason: String },
+    #[error("the store answered {status}: {message}")]
+    Server { status: u16, message: String },
+    #[error("the store's answer is not what iret expects: {0}")]
+    Protocol(String),
+    #[error("the store has no collection {name}; `iret index --store {url}` pushes one")]
+    NoCollection { name: String, url: String },
+    #[error("collection {name} was made {found}; this iret uses {wanted} (push to another collection, or delete it)")]
+    Mismatch {
+        name: String,
+        found: String,
+        wanted: String,
+    },
+    #[error("{0}")]
+    NotReady(String),
+}
+
+/// A connection to one collection.
+pub struct Store {
+    client: Client,
+    url: String,
+    pub name: String,
+    id: String,
+    model_id: String,
+    dims: usize,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Store({} at {})", self.name, self.url)
+    }
+}
+
+impl Store {
+    /// Connects to the collection of `url` (or `default_name`), checking that it was made
+    /// for `model_id` at `dims` and this index format; `create` makes it when missing.
+    pub fn connect(
+        url: &StoreUrl,
+        default_name: &str,
+        model_id: &str,
+        dims: usize,
+        create: bool,
+    ) -> Result<Self, StoreError> {
+        let client = Client::new(&url.base, Duration::from_secs(120));
+        client.heartbeat()?;
+        let name = url
+            .collection
+            .clone()
+            .unwrap_or_else(|| default_name.to_string());
+        let shown = format!("chroma://{}/{name}", url.base.trim_start_matches("http://"));
+        let wanted = identity(model_id, dims);
+        let collection = match client.collection(&name)? {
+            Some(c) => c,
+            None if create => client.create(&name, wanted.clone())?,
+            None => return Err(StoreError::NoCollection { name, url: shown }),
+        };
+        let found = Value::Object(collection.metadata.clone().unwrap_or_default());
+        let keys = [
+            "iret_model",
+            "iret_dims",
+            "iret_format",
+            "iret_store_format",
+        ];
+        if keys.iter().any(|k| found.get(k) != wanted.get(k)) {
+            let describe = |v: &Value| match v.get("iret_model") {
+                Some(m) => format!(
+                    "for {} ({} dimensions, index format {}, store format {})",
+                    m, v["iret_dims"], v["iret_format"], v["iret_store_format"]
+                ),
+                None => "by something other than iret".to_string(),
+            };
+            return Err(StoreError::Mismatch {
+                name,
+                found: describe(&found),
+                wanted: describe(&wanted),
+            });
+        }
+        Ok(Self {
+            client,
+            url: shown,
+            name,
+            id: collection.id,
+            model_id: model_id.to_string(),
+            dims,
+        })
+    }
+
+    /// `chroma://HOST:PORT/COLLECTION`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn model_id(&self) -> &str {
+        &self.model_id
+    }
+
+    /// Records in the collection.
+    pub fn count(&self) -> Result<usize, StoreError> {
+        self.client.count(&self.id)
+    }
+
+    /// Bytes sent and received by this connection so far.
+    pub fn bytes(&self) -> (u64, u64) {
+        self.client.bytes()
+    }
+
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn dims(&self) -> usize {
+        self.dims
+    }
+
+    /// Vectors by key, `None` where the store has none.
+    pub fn fetch_vectors(&self, keys: &[[u8; 16]]) -> Result<Vec<Option<Vec<f32>>>, StoreError> {
+        let mut found = std::collections::HashMap::with_capacity(keys.len());
+        for batch in keys.chunks(FETCH_BATCH) {
+            let ids: Vec<String> = batch.iter().map(hex).collect();
+            let got = self
+                .client
+                .get(&self.id, Some(&ids), None, &["embeddings"])?;
+            let vectors = got.embeddings.unwrap_or_default();
+            if vectors.len() != got.ids.len() {
+                return Err(StoreError::Protocol(
+                    "ids and embeddings differ in number".into(),
+                ));
+            }
+            for (id, v) in got.ids.into_iter().zip(vectors) {
+                found.insert(id, v);
+            }
+        }
+        Ok(keys.iter().map(|k| found.remove(&hex(k))).collect())
+    }
+
+    /// How many of `keys` the store holds.
+    pub fn present(&self, keys: &[[u8; 16]]) -> Result<usize, StoreError> {
+        let mut n = 0;
+        for batch in keys.chunks(FETCH_BATCH) {
+            let ids: Vec<String> = batch.iter().map(hex).collect();
+            n += self.client.get(&self.id, Some(&ids), None, &[])?.ids.len();
+        }
+        Ok(n)
+    }
+
+    /// The `k` chunks nearest to `query` (keys and cosine), best first.
+    pub fn nearest_chunks(
+        &self,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<([u8; 16], f32)>, StoreError> {
+        let got = self
+            .client
+            .query(&self.id, query, k, json!({"kind": "chunk"}))?;
+        let ids = got.ids.into_iter().next().unwrap_or_default();
+        let distances = got
+            .distances
+            .and_then(|d| d.into_iter().next())
+            .unwrap_or_default();
+        Ok(ids
+            .iter()
+            .enumerate()
+            .filter_map(|(i, id)| {
+                let d = distances.get(i).copied().flatten().unwrap_or(1.0);
+                Some((unhex(id)?, 1.0 - d))
+            })
+            .collect())
+    }
+}
+
+impl iret_index::RemoteVectors for Store {
+    fn fetch(&self, keys: &[[u8; 16]]) -> Result<Vec<Option<Vec<f32>>>, String> {
+        self.fetch_vectors(keys).map_err(|e| e.to_string())
+    }
+}
+
+impl iret_index::RemoteNearest for Store {
+    fn nearest(&self, query: &[f32], k: usize) -> Result<Vec<([u8; 16], f32)>, String> {
+        self.nearest_chunks(query, k).map_err(|e| e.to_string())
+    }
+}
+
+/// What a collection's metadata says about who made it.
+fn identity(model_id: &str, dims: usize) -> Value {
+    json!({
+        "iret_model": model_id,
+        "iret_dims": dims,
+        "iret_format": iret_index::store::FORMAT_VERSION,
+        "iret_store_format": STORE_FORMAT,
+    })
+}
+
+/// A key as a record id: 32 lower-case hex digits.
+pub fn hex(key: &[u8; 16]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(id: &str) -> Option<[u8; 16]> {
+    if id.len() != 32 {
+        return None;
+    }
+    let mut k = [0u8; 16];
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = u8::from_str_radix(id.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(k)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn ids_round_trip() {
+        let k = [0u8, 1, 2, 0xab, 0xff, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+        assert_eq!(super::unhex(&super::hex(&k)), Some(k));
+        assert_eq!(super::unhex("xyz"), None);
+    }
+}
