@@ -8,4 +8,4 @@ pub mod metrics;
 pub mod report;
 pub mod runner;
 
-pub use runner::{run_bench, Config, Mode, RepoRun};
+pub use runner::{run_bench, Config, Mode, RepoRun, Serve};

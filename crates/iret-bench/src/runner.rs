@@ -286,7 +286,14 @@ pub struct Config {
     pub modes: Vec<Mode>,
     pub reindex: bool,
     pub progress: bool,
+    /// A served store (`iret bench --store`): each repository's index is pushed to it,
+    /// and every mode runs again with its vector leg served (`MODE+store`), side by side.
+    pub serve: Option<Serve>,
 }
+
+/// Pushes a repository's index (by name) to a served store and returns its search.
+pub type Serve =
+    Arc<dyn Fn(&str, &Index) -> anyhow::Result<Arc<dyn iret_index::RemoteNearest>> + Send + Sync>;
 
 /// Remembers query embeddings so ablation variants do not re-embed (not used for timed modes).
 pub(crate) struct Memo {
@@ -363,6 +370,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     // The finished index is measured: no tier first.
                     static_tier: false,
                     tier_only_above: None,
+                    remote: None,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;
@@ -392,6 +400,20 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                 results.push(score_query(engine, &corpus, task, mode)?);
             }
         }
+        if let Some(serve) = &cfg.serve {
+            let served = served_corpus(serve, &repo.name, &index_dir, embedder.model_id())?;
+            let engine =
+                Engine::with_corpus(&root, &index_dir, served.clone(), embedder.clone(), None);
+            for mode in &cfg.modes {
+                let mode = Mode {
+                    name: format!("{}+store", mode.name),
+                    ..mode.clone()
+                };
+                for task in tasks {
+                    results.push(score_query(&engine, &served, task, &mode)?);
+                }
+            }
+        }
         if cfg.progress {
             eprintln!(
                 "iret bench: {} done ({} queries × {} modes)",
@@ -411,6 +433,18 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
         });
     }
     Ok(runs)
+}
+
+/// The index at `index_dir`, pushed by `serve` as `name`, its vector leg served.
+fn served_corpus(
+    serve: &Serve,
+    name: &str,
+    index_dir: &std::path::Path,
+    model_id: &str,
+) -> anyhow::Result<Arc<Corpus>> {
+    let index = Index::open(index_dir, Some(model_id))?;
+    let nearest = serve(name, &index)?;
+    Ok(Arc::new(Corpus::new(index).with_served(nearest)))
 }
 
 fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) -> Vec<Hit> {

@@ -83,6 +83,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         modes,
         reindex: args.reindex,
         progress: true,
+        serve: super::store::url(cli)?.map(|url| serve(url, embedder.clone())),
     };
     let runs = run_bench(&cfg, embedder)?;
     if runs.is_empty() {
@@ -165,4 +166,36 @@ fn write_json(args: &Args, doc: serde_json::Value) -> anyhow::Result<()> {
         std::fs::write(path, serde_json::to_vec_pretty(&doc)?)?;
     }
     Ok(())
+}
+
+/// `iret bench --store`: each repository's index pushed to its own collection of the
+/// store (`<collection>-<repo>` when the address names one), the push reported.
+fn serve(
+    url: iret_chroma::StoreUrl,
+    embedder: std::sync::Arc<dyn iret_embed::Embedder>,
+) -> iret_bench::Serve {
+    std::sync::Arc::new(move |repo: &str, index: &iret_index::Index| {
+        let name = match &url.collection {
+            Some(c) => format!("{c}-{repo}"),
+            None => iret_chroma::collection_name(
+                repo,
+                embedder.model_id(),
+                iret_index::store::FORMAT_VERSION,
+            ),
+        };
+        let at = iret_chroma::StoreUrl {
+            base: url.base.clone(),
+            collection: Some(name),
+        };
+        let store = std::sync::Arc::new(iret_chroma::Store::connect(
+            &at,
+            repo,
+            embedder.model_id(),
+            embedder.dims(),
+            true,
+        )?);
+        let pushed = iret_chroma::push(&store, index, false)?;
+        eprintln!("iret bench: {repo}: {}", pushed.summary(&store));
+        Ok(store as std::sync::Arc<dyn iret_index::RemoteNearest>)
+    })
 }
