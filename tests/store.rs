@@ -1,0 +1,400 @@
+//! `--store`: a team's index in Chroma, tested against the real server (`chroma run` from
+//! the `chromadb` package on PyPI, which `.ci/run` installs). Each test starts its own
+//! server on a free loopback port and stops it at the end.
+//!
+//! The server is `$IRET_TEST_CHROMA` (the `chroma` executable), else `chroma` on the PATH.
+//! Without one the tests say so and pass, except under `CI=true`, where they fail.
+mod common;
+use common::*;
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running `chroma run`, killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+    _data: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts a server with an empty database, or `None` when none is installed here
+    /// (a failure under `CI=true`).
+    fn start() -> Option<Self> {
+        let Some(exe) = chroma_executable() else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "no Chroma server: .ci/run installs chromadb and sets IRET_TEST_CHROMA"
+            );
+            eprintln!("no `chroma` here (pip install chromadb): store tests skipped");
+            return None;
+        };
+        let data = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let child = Command::new(exe)
+            .args(["run", "--host", "127.0.0.1", "--port", &port.to_string()])
+            .arg("--path")
+            .arg(data.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("chroma run starts");
+        let server = Self {
+            child,
+            port,
+            _data: data,
+        };
+        let started = Instant::now();
+        while http(port, "GET", "/api/v2/heartbeat", None).map(|(s, _)| s) != Some(200) {
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "chroma run did not answer its heartbeat"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(server)
+    }
+
+    /// `chroma://127.0.0.1:PORT/COLLECTION`.
+    fn url(&self, collection: &str) -> String {
+        format!("chroma://127.0.0.1:{}/{collection}", self.port)
+    }
+
+    /// Records in `collection`.
+    fn count(&self, collection: &str) -> usize {
+        let id = self.collection_id(collection);
+        let (_, body) = http(
+            self.port,
+            "GET",
+            &format!("{DB}/collections/{id}/count"),
+            None,
+        )
+        .expect("the server answers");
+        body.trim().parse().unwrap()
+    }
+
+    fn collection_id(&self, collection: &str) -> String {
+        let (status, body) = http(
+            self.port,
+            "GET",
+            &format!("{DB}/collections/{collection}"),
+            None,
+        )
+        .expect("the server answers");
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["id"].as_str().unwrap().to_string()
+    }
+
+    /// Deletes `n` of the collection's records (as a push killed midway leaves it short).
+    fn delete_some(&self, collection: &str, n: usize) {
+        let id = self.collection_id(collection);
+        let get = format!(r#"{{"limit": {n}, "include": []}}"#);
+        let (_, body) = http(
+            self.port,
+            "POST",
+            &format!("{DB}/collections/{id}/get"),
+            Some(&get),
+        )
+        .unwrap();
+        let ids: Value = serde_json::from_str::<Value>(&body).unwrap()["ids"].clone();
+        let del = serde_json::json!({ "ids": ids }).to_string();
+        let (status, body) = http(
+            self.port,
+            "POST",
+            &format!("{DB}/collections/{id}/delete"),
+            Some(&del),
+        )
+        .unwrap();
+        assert_eq!(status, 200, "{body}");
+    }
+
+    fn kill(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+const DB: &str = "/api/v2/tenants/default_tenant/databases/default_database";
+
+fn chroma_executable() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("IRET_TEST_CHROMA").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join("chroma"))
+        .find(|p| p.is_file())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One plain HTTP/1.1 request (the test's own client, independent of iret's): the status
+/// and the body, or `None` when nothing answers.
+fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> Option<(u16, String)> {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    let body = body.unwrap_or("");
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).ok()?;
+    let mut out = Vec::new();
+    s.read_to_end(&mut out).ok()?;
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let (head, rest) = text.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        dechunk(rest)
+    } else {
+        rest.to_string()
+    };
+    Some((status, body))
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, tail)) = rest.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        out.push_str(&tail[..n]);
+        rest = &tail[n + 2..];
+    }
+    out
+}
+
+/// `iret` with its own empty embedding cache (a fresh machine).
+fn fresh_machine(cache: &Path) -> Command {
+    let mut cmd = iret();
+    cmd.env("IRET_EMBED_CACHE", cache);
+    cmd
+}
+
+fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The number before `word` in `text` ("474 records added" → 474 for "records added").
+fn number_before(text: &str, word: &str) -> usize {
+    let at = text
+        .find(word)
+        .unwrap_or_else(|| panic!("no {word:?} in {text}"));
+    text[..at]
+        .split_whitespace()
+        .last()
+        .and_then(|n| n.trim_start_matches('(').parse().ok())
+        .unwrap_or_else(|| panic!("no number before {word:?} in {text}"))
+}
+
+/// The repository copy's generation (`.iret/CURRENT`).
+fn generation(root: &Path) -> String {
+    std::fs::read_to_string(root.join(".iret/CURRENT")).unwrap_or_default()
+}
+
+#[test]
+fn a_second_checkout_on_an_empty_cache_answers_the_worked_examples_from_the_store() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-fixture");
+    let first = private_copy();
+    let out = run(iret().args(["--store", &url, "index"]).arg(first.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let added = number_before(&stderr(&out), "records added");
+    assert!(added > 0, "{}", stderr(&out));
+    assert_eq!(server.count("team-fixture"), added);
+
+    // Another machine: another folder, nothing in its embedding cache.
+    let cache = tempfile::tempdir().unwrap();
+    let second = private_copy();
+    std::fs::remove_dir_all(second.path().join(".iret")).unwrap();
+    let out = run(fresh_machine(cache.path())
+        .args(["--store", &url, "index"])
+        .arg(second.path()));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("(0 embedded"), "{err}");
+    assert_eq!(number_before(&err, "from the store"), added, "{err}");
+    assert_eq!(number_before(&err, "records added"), 0, "{err}");
+
+    let search = |task: &str| -> Value {
+        let out = run(fresh_machine(cache.path())
+            .args(["--store", &url, "search", task, "--json", "-C"])
+            .arg(second.path()));
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let doc = search("rate limiting");
+    assert_eq!(paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
+    let doc = search("token expiry bug");
+    let top3: Vec<String> = paths(&doc).into_iter().take(3).collect();
+    assert!(
+        top3.iter().any(|p| p == "src/auth/tokens.ts"),
+        "{top3:?} {doc}"
+    );
+
+    // `status --store` says what the store holds of this index.
+    let out = run(fresh_machine(cache.path())
+        .args(["--store", &url, "status", "--json"])
+        .arg(second.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(s["store"]["chunks_present"], s["store"]["chunks"], "{s}");
+}
+
+#[test]
+fn a_push_sends_only_what_changed_and_deletes_what_is_gone() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-updates");
+    let repo = private_copy();
+    let root = repo.path();
+    let out = run(iret().args(["--store", &url, "index", "-q"]).arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = server.count("team-updates");
+
+    // An unchanged index pushes nothing.
+    let out = run(iret().args(["--store", &url, "index", "--force"]).arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(number_before(&err, "records added"), 0, "{err}");
+    assert_eq!(number_before(&err, "deleted"), 0, "{err}");
+
+    // A new file: its chunks go up. A removed file: its chunks go away.
+    std::fs::write(
+        root.join("src/ledger.ts"),
+        "export function reconcileLedger(entries: number[]): number {\n  return entries.reduce((a, b) => a + b, 0);\n}\n",
+    )
+    .unwrap();
+    std::fs::remove_file(root.join("src/middleware/throttle.ts")).unwrap();
+    let out = run(iret().args(["--store", &url, "index"]).arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let added = number_before(&err, "records added");
+    let deleted = number_before(&err, "deleted");
+    assert!(added >= 1 && deleted >= 1, "{err}");
+    assert_eq!(server.count("team-updates"), before + added - deleted);
+
+    // A push cut short (records missing on the server) is completed by the next one.
+    server.delete_some("team-updates", 7);
+    let out = run(iret().args(["--store", &url, "index", "--force"]).arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(number_before(&err, "records added"), 7, "{err}");
+    assert_eq!(server.count("team-updates"), before + added - deleted);
+}
+
+#[test]
+fn a_bad_or_unreachable_store_is_a_clear_error_and_leaves_the_index_as_it_was() {
+    let repo = private_copy();
+    let root = repo.path();
+    let out = run(iret().args(["index", "-q"]).arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let live = generation(root);
+
+    // Not an address.
+    let out = run(iret().args(["--store", "http://x", "index"]).arg(root));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("chroma://HOST:PORT"),
+        "{}",
+        stderr(&out)
+    );
+    // Nothing listens there.
+    let nobody = format!("chroma://127.0.0.1:{}/x-team", free_port());
+    for args in [
+        &["index"][..],
+        &["search", "token expiry", "-C"][..],
+        &["status"][..],
+    ] {
+        let out = run(iret().args(["--store", &nobody]).args(args).arg(root));
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{args:?}: {err}");
+        assert!(err.contains("cannot reach the store"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(generation(root), live);
+}
+
+#[test]
+fn a_collection_of_another_model_is_refused() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-static");
+    let repo = private_copy();
+    let root = repo.path();
+    // The collection is made by the shipped static model…
+    let out = run(iret()
+        .args(["--store", &url, "index", "--static", "-q"])
+        .arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let records = server.count("team-static");
+    // …and the transformer's build is refused it, its local index untouched.
+    let other = private_copy();
+    let out = run(iret().args(["index", "-q"]).arg(other.path()));
+    assert!(out.status.success());
+    let live = generation(other.path());
+    let out = run(iret().args(["--store", &url, "index"]).arg(other.path()));
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("was made for"), "{err}");
+    assert_eq!(generation(other.path()), live);
+    let out = run(iret()
+        .args(["--store", &url, "search", "token expiry", "-C"])
+        .arg(other.path()));
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("was made for"), "{}", stderr(&out));
+    assert_eq!(server.count("team-static"), records);
+}
+
+#[test]
+fn a_server_gone_before_a_query_is_an_error_not_a_silently_worse_answer() {
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-gone");
+    let repo = private_copy();
+    let root = repo.path();
+    let out = run(iret().args(["--store", &url, "index", "-q"]).arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let live = generation(root);
+    server.kill();
+    let out = run(iret()
+        .args(["--store", &url, "search", "rate limiting", "--json", "-C"])
+        .arg(root));
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(err.contains("cannot reach the store"), "{err}");
+    assert_eq!(generation(root), live);
+    // Without --store the local index answers as ever.
+    let doc = search_json(root, "rate limiting", &[]);
+    assert_eq!(paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
+}
