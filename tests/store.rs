@@ -398,3 +398,58 @@ fn a_server_gone_before_a_query_is_an_error_not_a_silently_worse_answer() {
     let doc = search_json(root, "rate limiting", &[]);
     assert_eq!(paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
 }
+
+#[test]
+fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
+    use std::io::BufRead;
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-mcp");
+    let first = private_copy();
+    let out = run(iret()
+        .args(["--store", &url, "index", "-q"])
+        .arg(first.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cache = tempfile::tempdir().unwrap();
+    let second = private_copy();
+    std::fs::remove_dir_all(second.path().join(".iret")).unwrap();
+    let out = run(fresh_machine(cache.path())
+        .args(["--store", &url, "index", "-q", "--no-push"])
+        .arg(second.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut child = fresh_machine(cache.path())
+        .args(["--store", &url, "mcp"])
+        .arg(second.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut send = |msg: Value| writeln!(stdin, "{msg}").unwrap();
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}),
+    );
+    send(
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "retrieve", "arguments": {"task": "rate limiting"}}}),
+    );
+    let answer = loop {
+        let line = lines.next().expect("iret mcp answers").unwrap();
+        let msg: Value = serde_json::from_str(&line).unwrap();
+        if msg["id"] == 2 {
+            break msg;
+        }
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    let files = &answer["result"]["structuredContent"]["files"];
+    assert_eq!(files[0]["path"], "src/middleware/throttle.ts", "{answer}");
+}
