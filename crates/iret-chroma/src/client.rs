@@ -151,18 +151,11 @@ impl Client {
         self.call("POST", &format!("{DB}/collections/{id}/get"), Some(&body))
     }
 
-    /// The `k` records nearest to `query` whose metadata matches `filter`.
-    pub fn query(
-        &self,
-        id: &str,
-        query: &[f32],
-        k: usize,
-        filter: Value,
-    ) -> Result<QueryResponse, StoreError> {
+    /// The `k` records nearest to `query`.
+    pub fn query(&self, id: &str, query: &[f32], k: usize) -> Result<QueryResponse, StoreError> {
         let body = json!({
             "query_embeddings": [query],
             "n_results": k,
-            "where": filter,
             "include": ["distances"],
         });
         self.call("POST", &format!("{DB}/collections/{id}/query"), Some(&body))
