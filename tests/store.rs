@@ -40,28 +40,32 @@ impl Server {
         };
         let data = tempfile::tempdir().unwrap();
         let port = free_port();
-        let child = Command::new(exe)
-            .args(["run", "--host", "127.0.0.1", "--port", &port.to_string()])
-            .arg("--path")
-            .arg(data.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chroma run starts");
+        let child = spawn_chroma(&exe, port, data.path());
         let server = Self {
             child,
             port,
             _data: data,
         };
+        server.wait_until_up();
+        Some(server)
+    }
+
+    fn wait_until_up(&self) {
         let started = Instant::now();
-        while http(port, "GET", "/api/v2/heartbeat", None).map(|(s, _)| s) != Some(200) {
+        while http(self.port, "GET", "/api/v2/heartbeat", None).map(|(s, _)| s) != Some(200) {
             assert!(
                 started.elapsed() < Duration::from_secs(120),
                 "chroma run did not answer its heartbeat"
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-        Some(server)
+    }
+
+    /// Starts the killed server again on its port and database.
+    fn restart(&mut self) {
+        let exe = chroma_executable().unwrap();
+        self.child = spawn_chroma(&exe, self.port, self._data.path());
+        self.wait_until_up();
     }
 
     /// `chroma://127.0.0.1:PORT/COLLECTION`.
@@ -125,6 +129,17 @@ impl Server {
 }
 
 const DB: &str = "/api/v2/tenants/default_tenant/databases/default_database";
+
+fn spawn_chroma(exe: &Path, port: u16, data: &Path) -> Child {
+    Command::new(exe)
+        .args(["run", "--host", "127.0.0.1", "--port", &port.to_string()])
+        .arg("--path")
+        .arg(data)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chroma run starts")
+}
 
 fn chroma_executable() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("IRET_TEST_CHROMA").filter(|p| !p.is_empty()) {
@@ -452,4 +467,82 @@ fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
     let _ = child.wait();
     let files = &answer["result"]["structuredContent"]["files"];
     assert_eq!(files[0]["path"], "src/middleware/throttle.ts", "{answer}");
+}
+
+#[test]
+fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-killed");
+    // Thousands of records (the static model indexes them in seconds): a push of several
+    // batches, long enough to be cut.
+    let repo = synthetic_repo(3000);
+    let root = repo.path();
+    let mut push = iret()
+        .args(["--store", &url, "index", "--static", "-q"])
+        .arg(root)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    let mut cut = false;
+    while started.elapsed() < Duration::from_secs(300) {
+        if push.try_wait().unwrap().is_some() {
+            break;
+        }
+        let id = http(
+            server.port,
+            "GET",
+            &format!("{DB}/collections/team-killed"),
+            None,
+        )
+        .filter(|(s, _)| *s == 200)
+        .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
+        .and_then(|v| v["id"].as_str().map(str::to_string));
+        let count = id
+            .and_then(|id| {
+                http(
+                    server.port,
+                    "GET",
+                    &format!("{DB}/collections/{id}/count"),
+                    None,
+                )
+            })
+            .and_then(|(_, b)| b.trim().parse::<usize>().ok())
+            .unwrap_or(0);
+        if count > 0 {
+            server.kill();
+            cut = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = push.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !cut {
+        // The push finished before it could be cut (a fast machine): nothing to resume.
+        assert!(out.status.success(), "{err}");
+        return;
+    }
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("cannot reach the store"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // The local index was built before the push: it answers without the store.
+    let doc = search_json(root, "quarryStep13x1", &["--cycles", "1"]);
+    assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+
+    server.restart();
+    let kept_after_kill = server.count("team-killed");
+    eprintln!("the push was cut with {kept_after_kill} records on the server");
+    let out = run(iret()
+        .args(["--store", &url, "index", "--static", "--force"])
+        .arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let added = number_before(&err, "records added");
+    let there = number_before(&err, "already there");
+    assert_eq!(there, kept_after_kill, "{err}");
+    assert!(there > 0 && added > 0, "{err}");
+    assert_eq!(server.count("team-killed"), added + there);
 }
