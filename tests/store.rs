@@ -546,3 +546,40 @@ fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
     assert!(there > 0 && added > 0, "{err}");
     assert_eq!(server.count("team-killed"), added + there);
 }
+
+#[test]
+fn a_collection_of_another_index_format_is_refused() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let repo = private_copy();
+    let root = repo.path();
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let model = status["model_id"].clone();
+    assert!(model.is_string(), "{status}");
+    // The shipped model's dimensions: only the format differs.
+    let dims = 384;
+    // A collection an older iret made: same model, another index format.
+    let body = serde_json::json!({"name": "team-old", "metadata": {
+        "iret_model": model, "iret_dims": dims, "iret_format": 1, "iret_store_format": 1}});
+    let (code, text) = http(
+        server.port,
+        "POST",
+        &format!("{DB}/collections"),
+        Some(&body.to_string()),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{text}");
+    let live = generation(root);
+    let url = server.url("team-old");
+    let out = run(iret().args(["--store", &url, "index"]).arg(root));
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("was made for") && err.contains("index format 1"),
+        "{err}"
+    );
+    assert_eq!(generation(root), live);
+    assert_eq!(server.count("team-old"), 0);
+}
