@@ -75,28 +75,36 @@ impl Server {
 
     /// Records in `collection`.
     fn count(&self, collection: &str) -> usize {
-        let id = self.collection_id(collection);
+        self.try_count(collection)
+            .unwrap_or_else(|| panic!("no collection {collection} on the server"))
+    }
+
+    /// Records in `collection`, `None` while there is no such collection (or no server).
+    fn try_count(&self, collection: &str) -> Option<usize> {
+        let id = self.try_collection_id(collection)?;
         let (_, body) = http(
             self.port,
             "GET",
             &format!("{DB}/collections/{id}/count"),
             None,
-        )
-        .expect("the server answers");
-        body.trim().parse().unwrap()
+        )?;
+        body.trim().parse().ok()
     }
 
     fn collection_id(&self, collection: &str) -> String {
+        self.try_collection_id(collection)
+            .unwrap_or_else(|| panic!("no collection {collection} on the server"))
+    }
+
+    fn try_collection_id(&self, collection: &str) -> Option<String> {
         let (status, body) = http(
             self.port,
             "GET",
             &format!("{DB}/collections/{collection}"),
             None,
-        )
-        .expect("the server answers");
-        assert_eq!(status, 200, "{body}");
-        let v: Value = serde_json::from_str(&body).unwrap();
-        v["id"].as_str().unwrap().to_string()
+        )?;
+        let v: Value = serde_json::from_str(&body).ok().filter(|_| status == 200)?;
+        v["id"].as_str().map(str::to_string)
     }
 
     /// Deletes `n` of the collection's records (as a push killed midway leaves it short).
@@ -491,26 +499,7 @@ fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
         if push.try_wait().unwrap().is_some() {
             break;
         }
-        let id = http(
-            server.port,
-            "GET",
-            &format!("{DB}/collections/team-killed"),
-            None,
-        )
-        .filter(|(s, _)| *s == 200)
-        .and_then(|(_, b)| serde_json::from_str::<Value>(&b).ok())
-        .and_then(|v| v["id"].as_str().map(str::to_string));
-        let count = id
-            .and_then(|id| {
-                http(
-                    server.port,
-                    "GET",
-                    &format!("{DB}/collections/{id}/count"),
-                    None,
-                )
-            })
-            .and_then(|(_, b)| b.trim().parse::<usize>().ok())
-            .unwrap_or(0);
+        let count = server.try_count("team-killed").unwrap_or(0);
         if count > 0 {
             server.kill();
             cut = true;
