@@ -17,6 +17,8 @@ struct Server {
     child: Child,
     port: u16,
     _data: tempfile::TempDir,
+    /// For a server on a small disk: the file that tells its supervisor to give it room.
+    grow: Option<PathBuf>,
 }
 
 impl Drop for Server {
@@ -45,9 +47,81 @@ impl Server {
             child,
             port,
             _data: data,
+            grow: None,
         };
         server.wait_until_up();
         Some(server)
+    }
+
+    /// Starts a server whose database lives on a filesystem of `size` (a tmpfs mounted in
+    /// a mount namespace of its own, by `unshare`, which needs no privilege), so that a
+    /// push fills it. [`Server::grow`] then gives it room and restarts it on the same
+    /// database, as an operator freeing the disk would.
+    fn start_on_small_disk(size: &str) -> Option<Self> {
+        let exe = chroma_executable();
+        let unshare_works = Command::new("unshare")
+            .args(["-r", "-m", "-p", "--fork", "true"])
+            .status()
+            .is_ok_and(|s| s.success());
+        let (Some(exe), true) = (exe, unshare_works) else {
+            assert!(
+                std::env::var("CI").as_deref() != Ok("true"),
+                "the full-disk test needs `chroma` and `unshare` (util-linux) with user namespaces"
+            );
+            eprintln!("no `chroma` or no `unshare` here: the full-disk test is skipped");
+            return None;
+        };
+        let data = tempfile::tempdir().unwrap();
+        let grow = data.path().join("grow");
+        let port = free_port();
+        // PID 1 of its own namespaces: killing `unshare` (--kill-child) takes the
+        // supervisor, the server and the mount with it.
+        let child = Command::new("unshare")
+            .args([
+                "-r",
+                "-m",
+                "-p",
+                "--fork",
+                "--kill-child",
+                "sh",
+                "-c",
+                SMALL_DISK,
+            ])
+            .env("SIZE", size)
+            .env("DIR", data.path().join("disk"))
+            .env("CHROMA", &exe)
+            .env("PORT", port.to_string())
+            .env("GROW", &grow)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("unshare starts");
+        std::fs::create_dir(data.path().join("disk")).unwrap();
+        let server = Self {
+            child,
+            port,
+            _data: data,
+            grow: Some(grow),
+        };
+        server.wait_until_up();
+        Some(server)
+    }
+
+    /// Gives a server started by [`Server::start_on_small_disk`] room (its filesystem
+    /// grows to 1 GB) and starts it again on its database.
+    fn grow(&self) {
+        let grow = self.grow.as_ref().expect("a server on a small disk");
+        std::fs::write(grow, "").unwrap();
+        let done = grow.with_extension("done");
+        let started = Instant::now();
+        while !done.exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the disk did not grow"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        self.wait_until_up();
     }
 
     fn wait_until_up(&self) {
@@ -137,6 +211,19 @@ impl Server {
 }
 
 const DB: &str = "/api/v2/tenants/default_tenant/databases/default_database";
+
+/// The supervisor of a server on a small disk: mounts a tmpfs of `$SIZE` on `$DIR`, runs
+/// the server there until `$GROW` exists, then stops it, grows the tmpfs to 1 GB, says
+/// so (`$GROW.done`) and runs the server again on the same database.
+const SMALL_DISK: &str = r#"
+mount -t tmpfs -o size="$SIZE" tmpfs "$DIR" || exit 97
+"$CHROMA" run --host 127.0.0.1 --port "$PORT" --path "$DIR/db" & pid=$!
+while [ ! -e "$GROW" ]; do kill -0 $pid 2>/dev/null || exit 1; sleep 0.1; done
+kill $pid; wait $pid
+mount -o remount,size=1g "$DIR" || exit 98
+touch "$GROW.done"
+exec "$CHROMA" run --host 127.0.0.1 --port "$PORT" --path "$DIR/db"
+"#;
 
 fn spawn_chroma(exe: &Path, port: u16, data: &Path) -> Child {
     Command::new(exe)
@@ -534,6 +621,60 @@ fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
     assert_eq!(there, kept_after_kill, "{err}");
     assert!(there > 0 && added > 0, "{err}");
     assert_eq!(server.count("team-killed"), added + there);
+}
+
+#[test]
+fn a_server_out_of_disk_fails_the_push_clearly_and_the_next_push_resumes() {
+    // 4 MB holds a few hundred records; the push has thousands.
+    let Some(server) = Server::start_on_small_disk("4m") else {
+        return;
+    };
+    let url = server.url("team-full");
+    let repo = synthetic_repo(3000);
+    let root = repo.path();
+    let out = run(iret()
+        .args(["--store", &url, "index", "--static", "-q"])
+        .arg(root));
+    let err = stderr(&out);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("the push stopped after"), "{err}");
+    assert!(err.contains("sends only what is still missing"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let live = generation(root);
+    assert!(!live.is_empty());
+
+    // The local index answers, and so does the full store: what it lacks is searched here.
+    let doc = search_json(root, "quarryStep13x1", &["--cycles", "1"]);
+    assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+    let out = run(iret()
+        .args([
+            "--store",
+            &url,
+            "search",
+            "quarryStep13x1",
+            "--json",
+            "--cycles",
+            "1",
+            "-C",
+        ])
+        .arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(paths(&doc)[0], "src/harbor/module13.ts", "{doc}");
+
+    // Room again: the next push sends only what the store still lacks.
+    server.grow();
+    let kept = server.try_count("team-full").unwrap_or(0);
+    eprintln!("the disk filled with {kept} records on the server");
+    let out = run(iret()
+        .args(["--store", &url, "index", "--static", "--force"])
+        .arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let added = number_before(&err, "records added");
+    assert_eq!(number_before(&err, "already there"), kept, "{err}");
+    assert!(added > 0, "{err}");
+    assert_eq!(server.count("team-full"), added + kept);
 }
 
 #[test]

@@ -111,6 +111,13 @@ impl Client {
         Ok(())
     }
 
+    /// Replaces the collection's metadata (Chroma replaces it whole, it does not merge).
+    pub fn set_metadata(&self, id: &str, metadata: Value) -> Result<(), StoreError> {
+        let body = json!({ "new_metadata": metadata });
+        let _: Value = self.call("PUT", &format!("{DB}/collections/{id}"), Some(&body))?;
+        Ok(())
+    }
+
     pub fn count(&self, id: &str) -> Result<usize, StoreError> {
         self.call("GET", &format!("{DB}/collections/{id}/count"), None)
     }
@@ -178,10 +185,12 @@ impl Client {
             (_, body) => {
                 let bytes = serde_json::to_vec(body.unwrap_or(&Value::Null)).expect("json");
                 self.sent.fetch_add(bytes.len() as u64, Ordering::Relaxed);
-                self.agent
-                    .post(&url)
-                    .content_type("application/json")
-                    .send(&bytes[..])
+                let request = if method == "PUT" {
+                    self.agent.put(&url)
+                } else {
+                    self.agent.post(&url)
+                };
+                request.content_type("application/json").send(&bytes[..])
             }
         };
         let mut response = result.map_err(unreachable)?;

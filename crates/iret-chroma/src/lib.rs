@@ -23,6 +23,8 @@ use std::time::Duration;
 
 /// The store's record layout; a collection written by another is refused.
 pub const STORE_FORMAT: u32 = 1;
+/// The collection metadata key holding its version ([`Store::version`]).
+const VERSION_KEY: &str = "iret_version";
 /// Records per request when fetching vectors by id.
 const FETCH_BATCH: usize = 500;
 
@@ -46,6 +48,12 @@ pub enum StoreError {
     },
     #[error("{0}")]
     NotReady(String),
+    #[error("the push stopped after {sent} of the {missing} records the store lacked: {cause}. The local index is built and answers without --store; once the store is fixed (reachable, with room to write), `iret index --store …` again sends only what is still missing")]
+    PushCut {
+        sent: usize,
+        missing: usize,
+        cause: Box<StoreError>,
+    },
 }
 
 /// A connection to one collection.
@@ -172,12 +180,53 @@ impl Store {
 
     /// How many of `keys` the store holds.
     pub fn present(&self, keys: &[[u8; 16]]) -> Result<usize, StoreError> {
-        let mut n = 0;
+        Ok(self.holding(keys)?.into_iter().filter(|&h| h).count())
+    }
+
+    /// For each of `keys`, whether the store holds it.
+    pub fn holding(&self, keys: &[[u8; 16]]) -> Result<Vec<bool>, StoreError> {
+        let mut held = std::collections::HashSet::with_capacity(keys.len());
         for batch in keys.chunks(FETCH_BATCH) {
             let ids: Vec<String> = batch.iter().map(hex).collect();
-            n += self.client.get(&self.id, Some(&ids), None, &[])?.ids.len();
+            held.extend(self.client.get(&self.id, Some(&ids), None, &[])?.ids);
         }
-        Ok(n)
+        Ok(keys.iter().map(|k| held.contains(&hex(k))).collect())
+    }
+
+    /// The collection's version: a token every push changes when it begins changing
+    /// records and again when it is done, so that a reader knows when what it learnt
+    /// of the collection (which chunks it holds) is out of date. Empty before any push.
+    pub fn version(&self) -> Result<String, StoreError> {
+        let collection =
+            self.client
+                .collection(&self.name)?
+                .ok_or_else(|| StoreError::NoCollection {
+                    name: self.name.clone(),
+                    url: self.url.clone(),
+                })?;
+        if collection.id != self.id {
+            // Deleted and made again under the same name: another collection.
+            return Ok(format!("collection {}", collection.id));
+        }
+        Ok(collection
+            .metadata
+            .and_then(|m| {
+                m.get(VERSION_KEY)
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default())
+    }
+
+    /// Gives the collection a new version (see [`Store::version`]).
+    pub(crate) fn new_version(&self) -> Result<(), StoreError> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let mut metadata = identity(&self.model_id, self.dims);
+        metadata[VERSION_KEY] = json!(format!("{nanos:x}-{:x}", std::process::id()));
+        self.client.set_metadata(&self.id, metadata)
     }
 
     /// The records nearest to `query` (keys and cosine), best first: `k` and a quarter
@@ -217,6 +266,14 @@ impl iret_index::RemoteVectors for Store {
 impl iret_index::RemoteNearest for Store {
     fn nearest(&self, query: &[f32], k: usize) -> Result<Vec<([u8; 16], f32)>, String> {
         self.nearest_chunks(query, k).map_err(|e| e.to_string())
+    }
+
+    fn version(&self) -> Result<String, String> {
+        Store::version(self).map_err(|e| e.to_string())
+    }
+
+    fn holding(&self, keys: &[[u8; 16]]) -> Result<Vec<bool>, String> {
+        Store::holding(self, keys).map_err(|e| e.to_string())
     }
 }
 

@@ -84,6 +84,18 @@ pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, 
         .cloned()
         .collect();
     let batch = PUSH_BATCH.min(store.client().max_batch_size()?.max(1));
+    let changing = !missing.is_empty() || !stale.is_empty();
+    let mut sent = 0;
+    let cut = |sent: usize, source: StoreError| StoreError::PushCut {
+        sent,
+        missing: missing.len(),
+        cause: Box::new(source),
+    };
+    if changing {
+        // Readers re-learn what the collection holds when its version changes: once
+        // before the first change, once after the last.
+        store.new_version().map_err(|e| cut(0, e))?;
+    }
     let bar = progress_bar(progress, missing.len());
     // Adds first, deletes after: a push stopped midway leaves a superset of the index.
     for chunk in missing.chunks(batch) {
@@ -93,7 +105,11 @@ pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, 
             documents: chunk.iter().map(|r| r.document).collect(),
             metadatas: chunk.iter().map(|r| r.metadata.clone()).collect(),
         };
-        store.client().add(store.id(), &recs)?;
+        store
+            .client()
+            .add(store.id(), &recs)
+            .map_err(|e| cut(sent, e))?;
+        sent += chunk.len();
         if let Some(b) = &bar {
             b.inc(chunk.len() as u64);
         }
@@ -102,7 +118,13 @@ pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, 
         b.finish_and_clear();
     }
     for chunk in stale.chunks(batch) {
-        store.client().delete(store.id(), chunk)?;
+        store
+            .client()
+            .delete(store.id(), chunk)
+            .map_err(|e| cut(sent, e))?;
+    }
+    if changing {
+        store.new_version().map_err(|e| cut(sent, e))?;
     }
     let after = store.bytes();
     Ok(PushReport {

@@ -14,6 +14,14 @@ pub trait RemoteVectors: Send + Sync + std::fmt::Debug {
 pub trait RemoteNearest: Send + Sync + std::fmt::Debug {
     /// The keys of the `k` chunks nearest to `query`, best first, with their cosine.
     fn nearest(&self, query: &[f32], k: usize) -> Result<Vec<([u8; 16], f32)>, String>;
+
+    /// A token that changes whenever the store's records may have changed (a push began
+    /// or ended): what a reader learnt from [`RemoteNearest::holding`] holds while it stays.
+    fn version(&self) -> Result<String, String>;
+
+    /// For each key, whether the store holds it: a chunk it lacks is never proposed by
+    /// [`RemoteNearest::nearest`], so the reader searches those itself.
+    fn holding(&self, keys: &[[u8; 16]]) -> Result<Vec<bool>, String>;
 }
 
 /// The cache key of chunk `chunk` of `index` (the key its vector is stored under).

@@ -5,7 +5,7 @@ use crate::imports::ImportGraph;
 use iret_index::{Index, RemoteNearest};
 use std::collections::HashMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The chunks of `file`, as indices into `index.chunks`.
 pub(crate) fn chunk_range(index: &Index, file: u32) -> Range<usize> {
@@ -42,20 +42,66 @@ impl Corpus {
 /// A served vector search and the map from its keys back to this index's chunks.
 pub struct Served {
     pub nearest: Arc<dyn RemoteNearest>,
+    /// Each chunk's key, by chunk.
+    keys: Vec<[u8; 16]>,
     chunks: HashMap<[u8; 16], u32>,
+    /// The chunks the store lacked at the version last checked.
+    coverage: Mutex<Option<Coverage>>,
+}
+
+/// This index's chunks the store lacks, as of one version of the store.
+struct Coverage {
+    version: String,
+    missing: Arc<Vec<u32>>,
 }
 
 impl Served {
     fn new(index: &Index, nearest: Arc<dyn RemoteNearest>) -> Self {
-        let chunks = (0..index.chunks.len())
-            .map(|c| (iret_index::remote::chunk_key(index, c), c as u32))
+        let keys: Vec<[u8; 16]> = (0..index.chunks.len())
+            .map(|c| iret_index::remote::chunk_key(index, c))
             .collect();
-        Self { nearest, chunks }
+        let chunks = keys
+            .iter()
+            .enumerate()
+            .map(|(c, k)| (*k, c as u32))
+            .collect();
+        Self {
+            nearest,
+            keys,
+            chunks,
+            coverage: Mutex::new(None),
+        }
     }
 
     /// The chunk of this index stored under `key` (another checkout's chunks are not).
     pub fn chunk(&self, key: &[u8; 16]) -> Option<usize> {
         self.chunks.get(key).map(|&c| c as usize)
+    }
+
+    /// This index's chunks the store does not hold (sorted): a push cut short, files
+    /// changed here since the last push, or another checkout's push that deleted them.
+    /// The store never proposes them, so the vector leg searches them here. Asked of the
+    /// store again only when its version changed.
+    pub fn missing(&self) -> Result<Arc<Vec<u32>>, String> {
+        let version = self.nearest.version()?;
+        if let Some(c) = self.coverage.lock().unwrap().as_ref() {
+            if c.version == version {
+                return Ok(c.missing.clone());
+            }
+        }
+        let held = self.nearest.holding(&self.keys)?;
+        let missing: Arc<Vec<u32>> = Arc::new(
+            held.iter()
+                .enumerate()
+                .filter(|(_, &h)| !h)
+                .map(|(c, _)| c as u32)
+                .collect(),
+        );
+        *self.coverage.lock().unwrap() = Some(Coverage {
+            version,
+            missing: missing.clone(),
+        });
+        Ok(missing)
     }
 }
 

@@ -63,7 +63,9 @@ fn vector_leg(
 
 /// The served search's proposals, kept when they are this checkout's chunks and in scope,
 /// scored exactly on the local vectors (as the graph's are). It is asked for twice `k`,
-/// so that chunks out of scope or of other checkouts leave `k` behind.
+/// so that chunks out of scope or of other checkouts leave `k` behind. Chunks the store
+/// lacks ([`crate::corpus::Served::missing`]) are scored here beside them, or, when the
+/// store lacks more than [`LOCAL_SHARE`] of the index, the local graph answers alone.
 fn served_leg(
     index: &Index,
     served: &crate::corpus::Served,
@@ -71,19 +73,38 @@ fn served_leg(
     k: usize,
     allow: &(dyn Fn(usize) -> bool + Sync),
 ) -> anyhow::Result<Vec<(usize, f32)>> {
+    let missing = served
+        .missing()
+        .map_err(|e| anyhow::anyhow!("store: {e}"))?;
+    if missing.len() as f32 > LOCAL_SHARE * index.chunks.len() as f32 {
+        return Ok(index.vectors.nearest(&state.embedding, k, allow));
+    }
     let proposed = served
         .nearest
         .nearest(&state.embedding, 2 * k)
         .map_err(|e| anyhow::anyhow!("store: {e}"))?;
+    let score = |c: usize| (c, iret_embed::dot(&state.embedding, index.vectors.get(c)));
     let mut hits: Vec<(usize, f32)> = proposed
         .iter()
         .filter_map(|(key, _)| served.chunk(key))
-        .filter(|&c| allow(c))
-        .map(|c| (c, iret_embed::dot(&state.embedding, index.vectors.get(c))))
+        // A chunk pushed since the store's coverage was learnt is scored once, below.
+        .filter(|&c| allow(c) && missing.binary_search(&(c as u32)).is_err())
+        .map(score)
         .collect();
+    hits.extend(
+        missing
+            .iter()
+            .map(|&c| c as usize)
+            .filter(|&c| allow(c))
+            .map(score),
+    );
     top_k(&mut hits, k);
     Ok(hits)
 }
+
+/// The share of an index's chunks a store may lack before its vector leg is searched on
+/// the local graph instead (the lacking chunks are otherwise scored one by one).
+const LOCAL_SHARE: f32 = 0.25;
 
 /// The best chunks by BM25 over the query's (weighted) terms.
 fn keyword_leg(
