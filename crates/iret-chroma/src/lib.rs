@@ -25,6 +25,8 @@ use std::time::Duration;
 pub const STORE_FORMAT: u32 = 1;
 /// The collection metadata key holding its version ([`Store::version`]).
 const VERSION_KEY: &str = "iret_version";
+/// Ids per request when asking which records the store holds (ids only, no vectors).
+const HOLDING_BATCH: usize = 5000;
 /// Records per request when fetching vectors by id.
 const FETCH_BATCH: usize = 500;
 
@@ -186,7 +188,7 @@ impl Store {
     /// For each of `keys`, whether the store holds it.
     pub fn holding(&self, keys: &[[u8; 16]]) -> Result<Vec<bool>, StoreError> {
         let mut held = std::collections::HashSet::with_capacity(keys.len());
-        for batch in keys.chunks(FETCH_BATCH) {
+        for batch in keys.chunks(HOLDING_BATCH) {
             let ids: Vec<String> = batch.iter().map(hex).collect();
             held.extend(self.client.get(&self.id, Some(&ids), None, &[])?.ids);
         }
