@@ -17,8 +17,9 @@ struct Server {
     child: Child,
     port: u16,
     _data: tempfile::TempDir,
-    /// For a server on a small disk: the file that tells its supervisor to give it room.
-    grow: Option<PathBuf>,
+    /// For a server on a small disk: the file that tells its supervisor to give it room,
+    /// and whether the disk is a tmpfs in a namespace (else a file-size limit).
+    grow: Option<(PathBuf, bool)>,
 }
 
 impl Drop for Server {
@@ -53,31 +54,35 @@ impl Server {
         Some(server)
     }
 
-    /// Starts a server whose database lives on a filesystem of `size` (a tmpfs mounted in
-    /// a mount namespace of its own, by `unshare`, which needs no privilege), so that a
-    /// push fills it. [`Server::grow`] then gives it room and restarts it on the same
-    /// database, as an operator freeing the disk would.
-    fn start_on_small_disk(size: &str) -> Option<Self> {
-        let exe = chroma_executable();
-        let unshare_works = Command::new("unshare")
-            .args(["-r", "-m", "-p", "--fork", "true"])
-            .status()
-            .is_ok_and(|s| s.success());
-        let (Some(exe), true) = (exe, unshare_works) else {
+    /// Starts a server that runs out of room for its database after about 4 MB: on a 4 MB
+    /// tmpfs mounted in a mount namespace of its own (`unshare`, which needs no privilege),
+    /// or, where user namespaces are not allowed, under a 4 MB file-size limit (`ulimit
+    /// -f`: the same failed write, EFBIG rather than ENOSPC). [`Server::grow`] then gives it
+    /// room and restarts it on the same database, as an operator freeing the disk would.
+    fn start_on_small_disk() -> Option<Self> {
+        let Some(exe) = chroma_executable() else {
             assert!(
                 std::env::var("CI").as_deref() != Ok("true"),
-                "the full-disk test needs `chroma` and `unshare` (util-linux) with user namespaces"
+                "no Chroma server: .ci/run installs chromadb and sets IRET_TEST_CHROMA"
             );
-            eprintln!("no `chroma` or no `unshare` here: the full-disk test is skipped");
+            eprintln!("no `chroma` here (pip install chromadb): store tests skipped");
             return None;
         };
         let data = tempfile::tempdir().unwrap();
+        let disk = data.path().join("disk");
+        std::fs::create_dir(&disk).unwrap();
         let grow = data.path().join("grow");
         let port = free_port();
-        // PID 1 of its own namespaces: killing `unshare` (--kill-child) takes the
-        // supervisor, the server and the mount with it.
-        let child = Command::new("unshare")
-            .args([
+        let namespaces = Command::new("unshare")
+            .args(["-r", "-m", "-p", "--fork", "true"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        let mut cmd = if namespaces {
+            // PID 1 of its own namespaces: killing `unshare` (--kill-child) takes the
+            // supervisor, the server and the mount with it.
+            let mut c = Command::new("unshare");
+            c.args([
                 "-r",
                 "-m",
                 "-p",
@@ -86,32 +91,45 @@ impl Server {
                 "sh",
                 "-c",
                 SMALL_DISK,
-            ])
-            .env("SIZE", size)
-            .env("DIR", data.path().join("disk"))
+            ]);
+            c
+        } else {
+            eprintln!("no user namespaces here: the small disk is a file-size limit");
+            let mut c = Command::new("sh");
+            c.args(["-c", SIZE_LIMIT]);
+            c
+        };
+        let child = cmd
+            .env("DIR", &disk)
             .env("CHROMA", &exe)
             .env("PORT", port.to_string())
             .env("GROW", &grow)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("unshare starts");
-        std::fs::create_dir(data.path().join("disk")).unwrap();
+            .expect("the small disk's server starts");
         let server = Self {
             child,
             port,
             _data: data,
-            grow: Some(grow),
+            grow: Some((grow, namespaces)),
         };
         server.wait_until_up();
         Some(server)
     }
 
-    /// Gives a server started by [`Server::start_on_small_disk`] room (its filesystem
-    /// grows to 1 GB) and starts it again on its database.
-    fn grow(&self) {
-        let grow = self.grow.as_ref().expect("a server on a small disk");
-        std::fs::write(grow, "").unwrap();
+    /// Gives a server started by [`Server::start_on_small_disk`] room and starts it again
+    /// on its database.
+    fn grow(&mut self) {
+        let (grow, namespaces) = self.grow.clone().expect("a server on a small disk");
+        if !namespaces {
+            self.kill();
+            let exe = chroma_executable().unwrap();
+            self.child = spawn_chroma(&exe, self.port, &self._data.path().join("disk/db"));
+            self.wait_until_up();
+            return;
+        }
+        std::fs::write(&grow, "").unwrap();
         let done = grow.with_extension("done");
         let started = Instant::now();
         while !done.exists() {
@@ -212,16 +230,23 @@ impl Server {
 
 const DB: &str = "/api/v2/tenants/default_tenant/databases/default_database";
 
-/// The supervisor of a server on a small disk: mounts a tmpfs of `$SIZE` on `$DIR`, runs
+/// The supervisor of a server on a small disk: mounts a 4 MB tmpfs on `$DIR`, runs
 /// the server there until `$GROW` exists, then stops it, grows the tmpfs to 1 GB, says
 /// so (`$GROW.done`) and runs the server again on the same database.
 const SMALL_DISK: &str = r#"
-mount -t tmpfs -o size="$SIZE" tmpfs "$DIR" || exit 97
+mount -t tmpfs -o size=4m tmpfs "$DIR" || exit 97
 "$CHROMA" run --host 127.0.0.1 --port "$PORT" --path "$DIR/db" & pid=$!
 while [ ! -e "$GROW" ]; do kill -0 $pid 2>/dev/null || exit 1; sleep 0.1; done
 kill $pid; wait $pid
 mount -o remount,size=1g "$DIR" || exit 98
 touch "$GROW.done"
+exec "$CHROMA" run --host 127.0.0.1 --port "$PORT" --path "$DIR/db"
+"#;
+
+/// A server that cannot write a file past 4 MB (`ulimit -f` counts 512-byte blocks in a
+/// POSIX sh; bash counts 1024, 8 MB, still far below the push).
+const SIZE_LIMIT: &str = r#"
+ulimit -f 8000 || exit 97
 exec "$CHROMA" run --host 127.0.0.1 --port "$PORT" --path "$DIR/db"
 "#;
 
@@ -626,7 +651,7 @@ fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
 #[test]
 fn a_server_out_of_disk_fails_the_push_clearly_and_the_next_push_resumes() {
     // 4 MB holds a few hundred records; the push has thousands.
-    let Some(server) = Server::start_on_small_disk("4m") else {
+    let Some(mut server) = Server::start_on_small_disk() else {
         return;
     };
     let url = server.url("team-full");
