@@ -183,6 +183,22 @@ impl Server {
         body.trim().parse().ok()
     }
 
+    /// The collection's version (its metadata `iret_version`), empty when none.
+    fn version(&self, collection: &str) -> String {
+        let (_, body) = http(
+            self.port,
+            "GET",
+            &format!("{DB}/collections/{collection}"),
+            None,
+        )
+        .expect("the server answers");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["metadata"]["iret_version"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     fn collection_id(&self, collection: &str) -> String {
         self.try_collection_id(collection)
             .unwrap_or_else(|| panic!("no collection {collection} on the server"))
@@ -409,13 +425,23 @@ fn a_push_sends_only_what_changed_and_deletes_what_is_gone() {
     let out = run(iret().args(["--store", &url, "index", "-q"]).arg(root));
     assert!(out.status.success(), "{}", stderr(&out));
     let before = server.count("team-updates");
+    let first = server.version("team-updates");
+    assert!(!first.is_empty());
+    // A search through the store remembers, in the index folder, what the store holds.
+    let out = run(iret()
+        .args(["--store", &url, "search", "token expiry", "-C"])
+        .arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let memo = root.join(".iret/store-holding");
+    assert_eq!(std::fs::read_dir(&memo).unwrap().count(), 1);
 
-    // An unchanged index pushes nothing.
+    // An unchanged index pushes nothing, and leaves the version as it was.
     let out = run(iret().args(["--store", &url, "index", "--force"]).arg(root));
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert_eq!(number_before(&err, "records added"), 0, "{err}");
     assert_eq!(number_before(&err, "deleted"), 0, "{err}");
+    assert_eq!(server.version("team-updates"), first);
 
     // A new file: its chunks go up. A removed file: its chunks go away.
     std::fs::write(
@@ -431,6 +457,8 @@ fn a_push_sends_only_what_changed_and_deletes_what_is_gone() {
     let deleted = number_before(&err, "deleted");
     assert!(added >= 1 && deleted >= 1, "{err}");
     assert_eq!(server.count("team-updates"), before + added - deleted);
+    // A push that changed records gives the collection a new version: readers ask again.
+    assert_ne!(server.version("team-updates"), first);
 
     // A push cut short (records missing on the server) is completed by the next one.
     server.delete_some("team-updates", 7);

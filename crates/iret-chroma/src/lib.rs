@@ -11,6 +11,7 @@
 //! The collection's metadata names the model, its dimensions and the index format; a
 //! collection made by another is refused.
 mod client;
+mod memo;
 mod push;
 mod url;
 
@@ -66,6 +67,8 @@ pub struct Store {
     id: String,
     model_id: String,
     dims: usize,
+    /// Where what the store holds of an index is remembered between processes.
+    memo: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for Store {
@@ -125,7 +128,16 @@ impl Store {
             id: collection.id,
             model_id: model_id.to_string(),
             dims,
+            memo: None,
         })
+    }
+
+    /// Remembers in `index_dir` which of the index's chunks the store holds, per version
+    /// of the collection ([`Store::version`]), so that the next process (a CLI search)
+    /// does not ask again while no push changed the collection.
+    pub fn remembering_in(mut self, index_dir: &std::path::Path) -> Self {
+        self.memo = Some(index_dir.join("store-holding"));
+        self
     }
 
     /// `chroma://HOST:PORT/COLLECTION`.
@@ -275,7 +287,20 @@ impl iret_index::RemoteNearest for Store {
     }
 
     fn holding(&self, keys: &[[u8; 16]]) -> Result<Vec<bool>, String> {
-        Store::holding(self, keys).map_err(|e| e.to_string())
+        let Some(dir) = &self.memo else {
+            return Store::holding(self, keys).map_err(|e| e.to_string());
+        };
+        // The version first: a push after it gives the next reader another version.
+        let version = Store::version(self).map_err(|e| e.to_string())?;
+        let file = dir.join(&self.id);
+        let tag = memo::tag(&version, keys);
+        if let Some(held) = memo::read(&file, &tag, keys.len()) {
+            return Ok(held);
+        }
+        let held = Store::holding(self, keys).map_err(|e| e.to_string())?;
+        // A memo that cannot be written is only a slower next search.
+        let _ = memo::write(dir, &file, &tag, &held);
+        Ok(held)
     }
 }
 

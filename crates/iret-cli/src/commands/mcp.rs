@@ -128,12 +128,12 @@ impl Opener {
         }
         let (embedder, tokens) = self.model(dir)?;
         let remote = match &self.store {
-            Some(url) => Some(super::store::remote(super::store::connect(
+            Some(url) => Some(super::store::remote(super::store::connect_to_query(
                 url,
                 root,
+                dir,
                 embedder.model_id(),
                 embedder.dims(),
-                false,
             )?)),
             None => None,
         };

@@ -94,12 +94,12 @@ pub fn open_engine(
         );
     }
     let remote = match store::url(cli)? {
-        Some(url) => Some(store::remote(store::connect(
+        Some(url) => Some(store::remote(store::connect_to_query(
             &url,
             &root,
+            &dir,
             embedder.model_id(),
             embedder.dims(),
-            false,
         )?)),
         None => None,
     };

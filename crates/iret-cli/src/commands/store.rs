@@ -33,6 +33,20 @@ pub fn connect(
     )?))
 }
 
+/// Connects for queries on the index in `index_dir`, which remembers what the store
+/// holds of it between processes.
+pub fn connect_to_query(
+    url: &StoreUrl,
+    root: &Path,
+    index_dir: &Path,
+    model_id: &str,
+    dims: usize,
+) -> anyhow::Result<Arc<Store>> {
+    let name = default_name(root, model_id);
+    let store = Store::connect(url, &name, model_id, dims, false)?;
+    Ok(Arc::new(store.remembering_in(index_dir)))
+}
+
 /// The collection a repository's store uses when the address names none.
 pub fn default_name(root: &Path, model_id: &str) -> String {
     let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
