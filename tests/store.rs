@@ -618,6 +618,78 @@ fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
 }
 
 #[test]
+fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back() {
+    use std::io::BufRead;
+    let Some(mut server) = Server::start() else {
+        return;
+    };
+    let url = server.url("team-mcp-killed");
+    let repo = private_copy();
+    let out = run(iret()
+        .args(["--store", &url, "index", "-q"])
+        .arg(repo.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut child = iret()
+        .args(["--store", &url, "mcp"])
+        .arg(repo.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    // Sends `msg`; a request's reply is read (a notification has none).
+    let mut ask = |msg: Value| -> Value {
+        writeln!(stdin, "{msg}").unwrap();
+        if msg["id"].is_null() {
+            return Value::Null;
+        }
+        loop {
+            let line = lines.next().expect("iret mcp answers").unwrap();
+            let reply: Value = serde_json::from_str(&line).unwrap();
+            if reply["id"] == msg["id"] {
+                return reply;
+            }
+        }
+    };
+    ask(
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
+    );
+    ask(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}));
+    let retrieve = |id: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "retrieve", "arguments": {"task": "rate limiting"}}})
+    };
+    let top = |reply: &Value| reply["result"]["structuredContent"]["files"][0]["path"].clone();
+    let first = ask(retrieve(2));
+    assert_eq!(top(&first), "src/middleware/throttle.ts", "{first}");
+
+    // The store goes away under the serving process: an error reply, never an answer
+    // without its vector leg, and the server keeps serving.
+    server.kill();
+    let gone = ask(retrieve(3));
+    assert_eq!(gone["result"]["isError"], true, "{gone}");
+    assert!(
+        gone.to_string().contains("cannot reach the store"),
+        "{gone}"
+    );
+
+    // Back on the same database: the same answer as before.
+    server.restart();
+    let back = ask(retrieve(4));
+    assert_eq!(top(&back), "src/middleware/throttle.ts", "{back}");
+    assert_eq!(
+        back["result"]["structuredContent"]["files"],
+        first["result"]["structuredContent"]["files"]
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
 fn a_server_killed_mid_push_fails_the_push_and_the_next_push_resumes() {
     let Some(mut server) = Server::start() else {
         return;
