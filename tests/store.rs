@@ -33,14 +33,7 @@ impl Server {
     /// Starts a server with an empty database, or `None` when none is installed here
     /// (a failure under `CI=true`).
     fn start() -> Option<Self> {
-        let Some(exe) = chroma_executable() else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "no Chroma server: .ci/run installs chromadb and sets IRET_TEST_CHROMA"
-            );
-            eprintln!("no `chroma` here (pip install chromadb): store tests skipped");
-            return None;
-        };
+        let exe = installed_chroma()?;
         let data = tempfile::tempdir().unwrap();
         let port = free_port();
         let child = spawn_chroma(&exe, port, data.path());
@@ -60,14 +53,7 @@ impl Server {
     /// -f`: the same failed write, EFBIG rather than ENOSPC). [`Server::grow`] then gives it
     /// room and restarts it on the same database, as an operator freeing the disk would.
     fn start_on_small_disk() -> Option<Self> {
-        let Some(exe) = chroma_executable() else {
-            assert!(
-                std::env::var("CI").as_deref() != Ok("true"),
-                "no Chroma server: .ci/run installs chromadb and sets IRET_TEST_CHROMA"
-            );
-            eprintln!("no `chroma` here (pip install chromadb): store tests skipped");
-            return None;
-        };
+        let exe = installed_chroma()?;
         let data = tempfile::tempdir().unwrap();
         let disk = data.path().join("disk");
         std::fs::create_dir(&disk).unwrap();
@@ -275,6 +261,20 @@ fn spawn_chroma(exe: &Path, port: u16, data: &Path) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .expect("chroma run starts")
+}
+
+/// The `chroma` executable, or `None` when none is installed here, which fails the test
+/// under `CI=true`.
+fn installed_chroma() -> Option<PathBuf> {
+    let exe = chroma_executable();
+    if exe.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "no Chroma server: .ci/run installs chromadb and sets IRET_TEST_CHROMA"
+        );
+        eprintln!("no `chroma` here (pip install chromadb): store tests skipped");
+    }
+    exe
 }
 
 fn chroma_executable() -> Option<PathBuf> {
