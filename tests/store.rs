@@ -335,6 +335,69 @@ fn dechunk(mut rest: &str) -> String {
     out
 }
 
+/// An `iret mcp` spoken to over stdio (initialised), killed on drop.
+struct Mcp {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
+}
+
+impl Mcp {
+    fn start(cmd: &mut Command) -> Self {
+        use std::io::BufRead;
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut mcp = Self {
+            child,
+            stdin,
+            lines,
+        };
+        mcp.ask(
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
+        );
+        mcp.ask(
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}),
+        );
+        mcp
+    }
+
+    /// Sends `msg` and reads its reply (a notification has none: `Null`).
+    fn ask(&mut self, msg: Value) -> Value {
+        writeln!(self.stdin, "{msg}").unwrap();
+        if msg["id"].is_null() {
+            return Value::Null;
+        }
+        loop {
+            let line = self.lines.next().expect("iret mcp answers").unwrap();
+            let reply: Value = serde_json::from_str(&line).unwrap();
+            if reply["id"] == msg["id"] {
+                return reply;
+            }
+        }
+    }
+}
+
+impl Drop for Mcp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `tools/call` of `retrieve` on `task`.
+fn retrieve(id: u64, task: &str) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+    "name": "retrieve", "arguments": {"task": task}}})
+}
+
 /// `iret` with its own empty embedding cache (a fresh machine).
 fn fresh_machine(cache: &Path) -> Command {
     let mut cmd = iret();
@@ -564,7 +627,6 @@ fn a_server_gone_before_a_query_is_an_error_not_a_silently_worse_answer() {
 
 #[test]
 fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
-    use std::io::BufRead;
     let Some(server) = Server::start() else {
         return;
     };
@@ -581,45 +643,18 @@ fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
         .args(["--store", &url, "index", "-q", "--no-push"])
         .arg(second.path()));
     assert!(out.status.success(), "{}", stderr(&out));
-    let mut child = fresh_machine(cache.path())
-        .args(["--store", &url, "mcp"])
-        .arg(second.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut send = |msg: Value| writeln!(stdin, "{msg}").unwrap();
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
+    let mut mcp = Mcp::start(
+        fresh_machine(cache.path())
+            .args(["--store", &url, "mcp"])
+            .arg(second.path()),
     );
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}),
-    );
-    send(
-        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "retrieve", "arguments": {"task": "rate limiting"}}}),
-    );
-    let answer = loop {
-        let line = lines.next().expect("iret mcp answers").unwrap();
-        let msg: Value = serde_json::from_str(&line).unwrap();
-        if msg["id"] == 2 {
-            break msg;
-        }
-    };
-    let _ = child.kill();
-    let _ = child.wait();
+    let answer = mcp.ask(retrieve(2, "rate limiting"));
     let files = &answer["result"]["structuredContent"]["files"];
     assert_eq!(files[0]["path"], "src/middleware/throttle.ts", "{answer}");
 }
 
 #[test]
 fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back() {
-    use std::io::BufRead;
     let Some(mut server) = Server::start() else {
         return;
     };
@@ -629,48 +664,15 @@ fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back(
         .args(["--store", &url, "index", "-q"])
         .arg(repo.path()));
     assert!(out.status.success(), "{}", stderr(&out));
-    let mut child = iret()
-        .args(["--store", &url, "mcp"])
-        .arg(repo.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    // Sends `msg`; a request's reply is read (a notification has none).
-    let mut ask = |msg: Value| -> Value {
-        writeln!(stdin, "{msg}").unwrap();
-        if msg["id"].is_null() {
-            return Value::Null;
-        }
-        loop {
-            let line = lines.next().expect("iret mcp answers").unwrap();
-            let reply: Value = serde_json::from_str(&line).unwrap();
-            if reply["id"] == msg["id"] {
-                return reply;
-            }
-        }
-    };
-    ask(
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
-    );
-    ask(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}));
-    let retrieve = |id: u64| {
-        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": "retrieve", "arguments": {"task": "rate limiting"}}})
-    };
+    let mut mcp = Mcp::start(iret().args(["--store", &url, "mcp"]).arg(repo.path()));
     let top = |reply: &Value| reply["result"]["structuredContent"]["files"][0]["path"].clone();
-    let first = ask(retrieve(2));
+    let first = mcp.ask(retrieve(2, "rate limiting"));
     assert_eq!(top(&first), "src/middleware/throttle.ts", "{first}");
 
     // The store goes away under the serving process: an error reply, never an answer
     // without its vector leg, and the server keeps serving.
     server.kill();
-    let gone = ask(retrieve(3));
+    let gone = mcp.ask(retrieve(3, "rate limiting"));
     assert_eq!(gone["result"]["isError"], true, "{gone}");
     assert!(
         gone.to_string().contains("cannot reach the store"),
@@ -679,14 +681,12 @@ fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back(
 
     // Back on the same database: the same answer as before.
     server.restart();
-    let back = ask(retrieve(4));
+    let back = mcp.ask(retrieve(4, "rate limiting"));
     assert_eq!(top(&back), "src/middleware/throttle.ts", "{back}");
     assert_eq!(
         back["result"]["structuredContent"]["files"],
         first["result"]["structuredContent"]["files"]
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 #[test]
