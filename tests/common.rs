@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+pub mod mcp_client;
+
 /// The real binary, with an embedding cache of this test binary's own (shared by its
 /// tests, as by a user's checkouts; not by other test binaries or the user's own runs),
 /// or the calling test's own after [`synthetic_repo`].

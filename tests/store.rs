@@ -5,8 +5,9 @@
 //! The server is `$IRET_TEST_CHROMA` (the `chroma` executable), else `chroma` on the PATH.
 //! Without one the tests say so and pass, except under `CI=true`, where they fail.
 mod common;
+use common::mcp_client::Client;
 use common::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -335,69 +336,6 @@ fn dechunk(mut rest: &str) -> String {
     out
 }
 
-/// An `iret mcp` spoken to over stdio (initialised), killed on drop.
-struct Mcp {
-    child: Child,
-    stdin: std::process::ChildStdin,
-    lines: std::io::Lines<std::io::BufReader<std::process::ChildStdout>>,
-}
-
-impl Mcp {
-    fn start(cmd: &mut Command) -> Self {
-        use std::io::BufRead;
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut mcp = Self {
-            child,
-            stdin,
-            lines,
-        };
-        mcp.ask(
-            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "iret-store-test", "version": "0"}}}),
-        );
-        mcp.ask(
-            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized", "params": {}}),
-        );
-        mcp
-    }
-
-    /// Sends `msg` and reads its reply (a notification has none: `Null`).
-    fn ask(&mut self, msg: Value) -> Value {
-        writeln!(self.stdin, "{msg}").unwrap();
-        if msg["id"].is_null() {
-            return Value::Null;
-        }
-        loop {
-            let line = self.lines.next().expect("iret mcp answers").unwrap();
-            let reply: Value = serde_json::from_str(&line).unwrap();
-            if reply["id"] == msg["id"] {
-                return reply;
-            }
-        }
-    }
-}
-
-impl Drop for Mcp {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A `tools/call` of `retrieve` on `task`.
-fn retrieve(id: u64, task: &str) -> Value {
-    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-    "name": "retrieve", "arguments": {"task": task}}})
-}
-
 /// `iret` with its own empty embedding cache (a fresh machine).
 fn fresh_machine(cache: &Path) -> Command {
     let mut cmd = iret();
@@ -643,13 +581,14 @@ fn the_mcp_server_answers_from_the_store_on_an_empty_cache() {
         .args(["--store", &url, "index", "-q", "--no-push"])
         .arg(second.path()));
     assert!(out.status.success(), "{}", stderr(&out));
-    let mut mcp = Mcp::start(
+    let mut mcp = Client::start_command(
         fresh_machine(cache.path())
             .args(["--store", &url, "mcp"])
             .arg(second.path()),
+        None,
     );
-    let answer = mcp.ask(retrieve(2, "rate limiting"));
-    let files = &answer["result"]["structuredContent"]["files"];
+    let answer = mcp.call("retrieve", json!({"task": "rate limiting"}));
+    let files = &answer["structuredContent"]["files"];
     assert_eq!(files[0]["path"], "src/middleware/throttle.ts", "{answer}");
 }
 
@@ -664,16 +603,18 @@ fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back(
         .args(["--store", &url, "index", "-q"])
         .arg(repo.path()));
     assert!(out.status.success(), "{}", stderr(&out));
-    let mut mcp = Mcp::start(iret().args(["--store", &url, "mcp"]).arg(repo.path()));
-    let top = |reply: &Value| reply["result"]["structuredContent"]["files"][0]["path"].clone();
-    let first = mcp.ask(retrieve(2, "rate limiting"));
+    let mut mcp =
+        Client::start_command(iret().args(["--store", &url, "mcp"]).arg(repo.path()), None);
+    let task = json!({"task": "rate limiting"});
+    let top = |result: &Value| result["structuredContent"]["files"][0]["path"].clone();
+    let first = mcp.call("retrieve", task.clone());
     assert_eq!(top(&first), "src/middleware/throttle.ts", "{first}");
 
     // The store goes away under the serving process: an error reply, never an answer
     // without its vector leg, and the server keeps serving.
     server.kill();
-    let gone = mcp.ask(retrieve(3, "rate limiting"));
-    assert_eq!(gone["result"]["isError"], true, "{gone}");
+    let gone = mcp.call("retrieve", task.clone());
+    assert_eq!(gone["isError"], true, "{gone}");
     assert!(
         gone.to_string().contains("cannot reach the store"),
         "{gone}"
@@ -681,11 +622,11 @@ fn a_store_killed_under_a_serving_mcp_server_gives_tool_errors_until_it_is_back(
 
     // Back on the same database: the same answer as before.
     server.restart();
-    let back = mcp.ask(retrieve(4, "rate limiting"));
+    let back = mcp.call("retrieve", task);
     assert_eq!(top(&back), "src/middleware/throttle.ts", "{back}");
     assert_eq!(
-        back["result"]["structuredContent"]["files"],
-        first["result"]["structuredContent"]["files"]
+        back["structuredContent"]["files"],
+        first["structuredContent"]["files"]
     );
 }
 
