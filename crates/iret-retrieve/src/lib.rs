@@ -41,6 +41,7 @@ pub fn search_once(
     query: &Query,
     params: &Params,
 ) -> anyhow::Result<Vec<FileHit>> {
+    let query = &query.visible();
     let mut state = initial_state(query, embedder, params)?;
     state.point(corpus, params);
     dispatch(corpus, &state, params)

@@ -153,6 +153,7 @@ pub fn run(
     query: &Query,
     opts: &Options,
 ) -> anyhow::Result<Outcome> {
+    let query = &query.visible();
     let index = &corpus.index;
     let mut phases = Phases::new();
     let mut state = initial_state(query, embedder, &opts.params)?;

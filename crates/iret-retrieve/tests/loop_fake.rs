@@ -550,3 +550,30 @@ fn an_abbreviation_code_writes_covers_its_word() {
         assert!(tax.missing.contains(&"utility".to_string()), "{tax:?}");
     }
 }
+
+#[test]
+fn an_issue_templates_hidden_comments_do_not_steer_the_answer() {
+    let (_s, _i, index) = repo();
+    let paths =
+        |out: &Outcome| -> Vec<String> { out.evaluated.iter().map(|e| e.path.clone()).collect() };
+    let plain = single_shot(&index, "requests are not rate limited");
+    let commented = single_shot(
+        &index,
+        "requests are not rate limited\n<!-- invoice tax amount: describe the invoice total -->",
+    );
+    assert!(
+        paths(&plain)[0].ends_with("throttle.ts"),
+        "{:?}",
+        paths(&plain)
+    );
+    assert_eq!(paths(&commented), paths(&plain));
+    let shown = single_shot(
+        &index,
+        "requests are not rate limited\ninvoice tax amount: describe the invoice total",
+    );
+    assert_ne!(
+        paths(&shown),
+        paths(&plain),
+        "the same words, shown, do count"
+    );
+}

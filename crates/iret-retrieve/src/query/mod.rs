@@ -36,6 +36,30 @@ impl Query {
             ..Default::default()
         }
     }
+
+    /// The query as the task's reader sees it: HTML comments (`<!-- … -->`, the hidden
+    /// instructions an issue template leaves in every report) are not the task's words.
+    pub fn visible(&self) -> Query {
+        Query {
+            task: without_comments(&self.task),
+            ..self.clone()
+        }
+    }
+}
+
+/// `text` without its HTML comments; an unterminated `<!--` and what follows it are kept.
+fn without_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("<!--") {
+        let Some(len) = rest[start + 4..].find("-->") else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        rest = &rest[start + 4 + len + 3..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The words of a task, analysed once.
@@ -177,6 +201,16 @@ pub fn concept_stem(concept: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_comments_are_not_the_tasks_words() {
+        let report = "Plot breaks\n<!-- Please check the\ndevelopment version -->\nlog scale fails <!--x-->here";
+        let visible = Query::new(report).visible();
+        assert_eq!(visible.task, "Plot breaks\n\nlog scale fails here");
+        assert!(!analyse(&visible.task).terms.contains(&stem("development")));
+        let open = "Plot breaks <!-- never closed";
+        assert_eq!(Query::new(open).visible().task, open);
+    }
 
     #[test]
     fn a_reports_summary_is_its_title_and_a_one_line_task_is_all_summary() {
