@@ -38,13 +38,74 @@ impl Query {
     }
 
     /// The query as the task's reader sees it: HTML comments (`<!-- … -->`, the hidden
-    /// instructions an issue template leaves in every report) are not the task's words.
+    /// instructions an issue template leaves in every report) are not the task's words,
+    /// nor, in a report, the lines that only list the modules its setup enables
+    /// (`- Sphinx extensions: sphinx.ext.autodoc, sphinx.ext.napoleon`): the setting the
+    /// bug shows in, not its subject.
     pub fn visible(&self) -> Query {
+        let mut task = without_comments(&self.task);
+        if words::is_long(&task) {
+            task = without_module_listings(&task);
+        }
         Query {
-            task: without_comments(&self.task),
+            task,
             ..self.clone()
         }
     }
+}
+
+/// `task` without its lines (the first, a title, aside) that list two or more dotted
+/// module names and nothing else but an optional bullet and label (`- Extensions:`,
+/// `extensions =`), quotes, brackets and commas.
+fn without_module_listings(task: &str) -> String {
+    let mut seen_title = false;
+    let kept: Vec<&str> = task
+        .lines()
+        .filter(|line| {
+            if !seen_title && !line.trim().is_empty() {
+                seen_title = true;
+                return true;
+            }
+            !is_module_listing(line)
+        })
+        .collect();
+    kept.join("\n")
+}
+
+fn is_module_listing(line: &str) -> bool {
+    let body = line
+        .trim_start()
+        .trim_start_matches(['-', '*'])
+        .trim_start();
+    let body = match body.split_once([':', '=']) {
+        Some((label, rest))
+            if label.len() <= 40
+                && label
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == ' ' || c == '_') =>
+        {
+            rest
+        }
+        _ => body,
+    };
+    let mut names = 0;
+    for token in body.split(|c: char| c.is_whitespace() || ",'\"`[]".contains(c)) {
+        if token.is_empty() {
+            continue;
+        }
+        let dotted = token.split('.').count() >= 2
+            && token.split('.').all(|part| {
+                part.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
+        if !dotted {
+            return false;
+        }
+        names += 1;
+    }
+    names >= 2
 }
 
 /// `text` without its HTML comments; an unterminated `<!--` and what follows it are kept.
@@ -210,6 +271,25 @@ mod tests {
         assert!(!analyse(&visible.task).terms.contains(&stem("development")));
         let open = "Plot breaks <!-- never closed";
         assert_eq!(Query::new(open).visible().task, open);
+    }
+
+    #[test]
+    fn a_reports_lines_listing_its_setups_modules_are_not_its_words() {
+        let body = "word ".repeat(60);
+        let report = format!(
+            "autodoc drops the return type\n{body}\n- Sphinx extensions:  sphinx.ext.autodoc, sphinx.ext.napoleon\nextensions = ['sphinx.ext.autodoc', 'sphinx.ext.todo']\nsee sphinx.ext.autodoc, sphinx.ext.napoleon here\nfoo(a.b, c.d)"
+        );
+        let visible = Query::new(report).visible().task;
+        assert!(!visible.contains("Sphinx extensions"), "{visible}");
+        assert!(!visible.contains("sphinx.ext.todo"), "{visible}");
+        assert!(
+            visible.contains("see sphinx.ext.autodoc"),
+            "prose stays: {visible}"
+        );
+        assert!(visible.contains("foo(a.b, c.d)"), "code stays: {visible}");
+        // A short task (an agent's) is read as written.
+        let short = "read sphinx.ext.autodoc\nsphinx.ext.autodoc, sphinx.ext.napoleon";
+        assert_eq!(Query::new(short).visible().task, short);
     }
 
     #[test]
