@@ -39,13 +39,14 @@ impl Query {
 
     /// The query as the task's reader sees it: HTML comments (`<!-- … -->`, the hidden
     /// instructions an issue template leaves in every report) are not the task's words,
-    /// nor, in a report, the lines that only list the modules its setup enables
-    /// (`- Sphinx extensions: sphinx.ext.autodoc, sphinx.ext.napoleon`): the setting the
-    /// bug shows in, not its subject.
+    /// nor, in a report, the lines that describe the setup the bug shows in rather than
+    /// the bug: a list of the modules it enables (`- Sphinx extensions:
+    /// sphinx.ext.autodoc, sphinx.ext.napoleon`) or a version it runs (`numpy: 1.21.2`,
+    /// `netCDF4: None`, `Numpy 1.22.3`).
     pub fn visible(&self) -> Query {
         let mut task = without_comments(&self.task);
         if words::is_long(&task) {
-            task = without_module_listings(&task);
+            task = without_setup_lines(&task);
         }
         Query {
             task,
@@ -54,10 +55,9 @@ impl Query {
     }
 }
 
-/// `task` without its lines (the first, a title, aside) that list two or more dotted
-/// module names and nothing else but an optional bullet and label (`- Extensions:`,
-/// `extensions =`), quotes, brackets and commas.
-fn without_module_listings(task: &str) -> String {
+/// `task` without its lines (the first, a title, aside) that describe its setup:
+/// [`is_module_listing`] or [`is_version_line`].
+fn without_setup_lines(task: &str) -> String {
     let mut seen_title = false;
     let kept: Vec<&str> = task
         .lines()
@@ -66,12 +66,14 @@ fn without_module_listings(task: &str) -> String {
                 seen_title = true;
                 return true;
             }
-            !is_module_listing(line)
+            !is_module_listing(line) && !is_version_line(line)
         })
         .collect();
     kept.join("\n")
 }
 
+/// Two or more dotted module names and nothing else but an optional bullet and label
+/// (`- Extensions:`, `extensions =`), quotes, brackets and commas.
 fn is_module_listing(line: &str) -> bool {
     let body = line
         .trim_start()
@@ -106,6 +108,49 @@ fn is_module_listing(line: &str) -> bool {
         names += 1;
     }
     names >= 2
+}
+
+/// A label and a version, nothing else: `numpy: 1.21.2`, `- Sphinx version: 3.1.0dev`,
+/// `Numpy 1.22.3`, `python: 3.9.12 | packaged by conda-forge | …`, `netCDF4: None`.
+fn is_version_line(line: &str) -> bool {
+    let t = line.trim().trim_start_matches(['-', '*']).trim_start();
+    if !t.starts_with(|c: char| c.is_alphabetic()) {
+        return false;
+    }
+    t.char_indices()
+        .filter(|(_, c)| c.is_whitespace())
+        .any(|(i, _)| {
+            let label = t[..i].trim_end().trim_end_matches([':', '=']).trim_end();
+            is_label(label) && is_version(t[i..].trim())
+        })
+}
+
+/// A short name: letters, digits, spaces, `_`, `.` and `-`, at most 30 characters.
+fn is_label(label: &str) -> bool {
+    !label.is_empty()
+        && label.chars().count() <= 30
+        && label
+            .chars()
+            .all(|c| c.is_alphanumeric() || " _.-".contains(c))
+}
+
+/// `None`, or a version number (`1.21.2`, `v2022.04.0`, `3.1.0dev`), optionally followed
+/// by `| …` (how it was built).
+fn is_version(value: &str) -> bool {
+    if value == "None" {
+        return true;
+    }
+    let number = value.split('|').next().unwrap_or("").trim();
+    let number = number.strip_prefix('v').unwrap_or(number);
+    let mut parts = number.splitn(3, '.');
+    let major = parts.next().unwrap_or("");
+    let minor = parts.next().unwrap_or("");
+    !major.is_empty()
+        && major.chars().all(|c| c.is_ascii_digit())
+        && minor.starts_with(|c: char| c.is_ascii_digit())
+        && number
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._+-".contains(c))
 }
 
 /// `text` without its HTML comments; an unterminated `<!--` and what follows it are kept.
@@ -274,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reports_lines_listing_its_setups_modules_are_not_its_words() {
+    fn a_reports_setup_lines_modules_and_versions_are_not_its_words() {
         let body = "word ".repeat(60);
         let report = format!(
             "autodoc drops the return type\n{body}\n- Sphinx extensions:  sphinx.ext.autodoc, sphinx.ext.napoleon\nextensions = ['sphinx.ext.autodoc', 'sphinx.ext.todo']\nsee sphinx.ext.autodoc, sphinx.ext.napoleon here\nfoo(a.b, c.d)"
@@ -287,6 +332,16 @@ mod tests {
             "prose stays: {visible}"
         );
         assert!(visible.contains("foo(a.b, c.d)"), "code stays: {visible}");
+        let versions = format!(
+            "xarray drops attrs\n{body}\nnumpy: 1.21.2\nnetCDF4: None\n- Sphinx version: 3.1.0dev\nNumpy 1.22.3\npython: 3.9.12 | packaged by conda-forge | (main)\nVersion 2 broke merge\nmerge: 2 arrays\nuse 1.5 here"
+        );
+        let visible = Query::new(versions).visible().task;
+        for gone in ["numpy", "netCDF4", "Sphinx version", "Numpy", "conda"] {
+            assert!(!visible.contains(gone), "{gone}: {visible}");
+        }
+        for kept in ["Version 2 broke merge", "merge: 2 arrays", "use 1.5 here"] {
+            assert!(visible.contains(kept), "{kept}: {visible}");
+        }
         // A short task (an agent's) is read as written.
         let short = "read sphinx.ext.autodoc\nsphinx.ext.autodoc, sphinx.ext.napoleon";
         assert_eq!(Query::new(short).visible().task, short);
