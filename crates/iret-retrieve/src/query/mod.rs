@@ -111,7 +111,8 @@ fn is_module_listing(line: &str) -> bool {
 }
 
 /// A label and a version, nothing else: `numpy: 1.21.2`, `- Sphinx version: 3.1.0dev`,
-/// `Numpy 1.22.3`, `python: 3.9.12 | packaged by conda-forge | …`, `netCDF4: None`.
+/// `Numpy 1.22.3`, `python: 3.9.12 | packaged by conda-forge | …`, `netCDF4: None`. An
+/// assignment in example code (`tol = 1.5`) is not one.
 fn is_version_line(line: &str) -> bool {
     let t = line.trim().trim_start_matches(['-', '*']).trim_start();
     if !t.starts_with(|c: char| c.is_alphabetic()) {
@@ -120,7 +121,7 @@ fn is_version_line(line: &str) -> bool {
     t.char_indices()
         .filter(|(_, c)| c.is_whitespace())
         .any(|(i, _)| {
-            let label = t[..i].trim_end().trim_end_matches([':', '=']).trim_end();
+            let label = t[..i].trim_end().trim_end_matches(':').trim_end();
             is_label(label) && is_version(t[i..].trim())
         })
 }
@@ -333,13 +334,18 @@ mod tests {
         );
         assert!(visible.contains("foo(a.b, c.d)"), "code stays: {visible}");
         let versions = format!(
-            "xarray drops attrs\n{body}\nnumpy: 1.21.2\nnetCDF4: None\n- Sphinx version: 3.1.0dev\nNumpy 1.22.3\npython: 3.9.12 | packaged by conda-forge | (main)\nVersion 2 broke merge\nmerge: 2 arrays\nuse 1.5 here"
+            "xarray drops attrs\n{body}\nnumpy: 1.21.2\nnetCDF4: None\n- Sphinx version: 3.1.0dev\nNumpy 1.22.3\npython: 3.9.12 | packaged by conda-forge | (main)\nVersion 2 broke merge\nmerge: 2 arrays\nuse 1.5 here\ntol = 1.5"
         );
         let visible = Query::new(versions).visible().task;
         for gone in ["numpy", "netCDF4", "Sphinx version", "Numpy", "conda"] {
             assert!(!visible.contains(gone), "{gone}: {visible}");
         }
-        for kept in ["Version 2 broke merge", "merge: 2 arrays", "use 1.5 here"] {
+        for kept in [
+            "Version 2 broke merge",
+            "merge: 2 arrays",
+            "use 1.5 here",
+            "tol = 1.5",
+        ] {
             assert!(visible.contains(kept), "{kept}: {visible}");
         }
         // A short task (an agent's) is read as written.
