@@ -38,13 +38,14 @@ impl Query {
     }
 
     /// The query as the task's reader sees it: HTML comments (`<!-- … -->`, the hidden
-    /// instructions an issue template leaves in every report) are not the task's words,
+    /// instructions an issue template leaves in every report) and images (`<img …>`,
+    /// `![alt](url)`: a reader sees a picture, not its address) are not the task's words,
     /// nor, in a report, the lines that describe the setup the bug shows in rather than
     /// the bug: a list of the modules it enables (`- Sphinx extensions:
     /// sphinx.ext.autodoc, sphinx.ext.napoleon`) or a version it runs (`numpy: 1.21.2`,
     /// `netCDF4: None`, `Numpy 1.22.3`).
     pub fn visible(&self) -> Query {
-        let mut task = without_comments(&self.task);
+        let mut task = without_images(&without_comments(&self.task));
         if words::is_long(&task) {
             task = without_setup_lines(&task);
         }
@@ -52,6 +53,48 @@ impl Query {
             task,
             ..self.clone()
         }
+    }
+}
+
+/// `text` without its images: HTML `<img …>` tags and Markdown `![alt](url)`.
+fn without_images(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((start, end)) = next_image(rest) {
+        out.push_str(&rest[..start]);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The byte range of the first image in `text`.
+fn next_image(text: &str) -> Option<(usize, usize)> {
+    let lower = text.to_ascii_lowercase();
+    let tag = lower.match_indices("<img").find_map(|(i, _)| {
+        let after = lower[i + 4..].chars().next()?;
+        if !(after.is_whitespace() || after == '>' || after == '/') {
+            return None;
+        }
+        let close = text[i..].find('>')?;
+        Some((i, i + close + 1))
+    });
+    let markdown = text.match_indices("![").find_map(|(i, _)| {
+        let alt = text[i + 2..].find(']')?;
+        let alt_end = i + 2 + alt;
+        if text[i + 2..alt_end].contains('\n') || !text[alt_end + 1..].starts_with('(') {
+            return None;
+        }
+        let url_start = alt_end + 2;
+        let close = text[url_start..].find(')')?;
+        if text[url_start..url_start + close].contains(char::is_whitespace) {
+            return None;
+        }
+        Some((i, url_start + close + 1))
+    });
+    match (tag, markdown) {
+        (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+        (a, b) => a.or(b),
     }
 }
 
@@ -351,6 +394,17 @@ mod tests {
         // A short task (an agent's) is read as written.
         let short = "read sphinx.ext.autodoc\nsphinx.ext.autodoc, sphinx.ext.napoleon";
         assert_eq!(Query::new(short).visible().task, short);
+    }
+
+    #[test]
+    fn images_are_not_the_tasks_words() {
+        let task = "Default value vanished\n<img width=\"148\" alt=\"shot\" src=\"https://user-images.githubusercontent.com/1.png\">\nsee ![image](https://x.org/a.png) here, a [link](https://docs.org/api.html) and <imgur>";
+        assert_eq!(
+            Query::new(task).visible().task,
+            "Default value vanished\n\nsee  here, a [link](https://docs.org/api.html) and <imgur>"
+        );
+        let broken = "see ![image](never closed and <img no end";
+        assert_eq!(Query::new(broken).visible().task, broken);
     }
 
     #[test]
