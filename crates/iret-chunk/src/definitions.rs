@@ -103,69 +103,70 @@ pub fn definition(line: &str) -> Option<(&'static str, String)> {
         return (!name.is_empty()).then(|| ("define", name.to_string()));
     }
     let mut words = trimmed.split_whitespace().peekable();
-    while let Some(w) = words.peek() {
-        if MODIFIERS.contains(w) {
-            words.next();
-        } else {
-            break;
-        }
+    while words.next_if(|w| MODIFIERS.contains(w)).is_some() {}
+    if let Some(kw) = words
+        .next()
+        .and_then(|first| KEYWORDS.iter().find(|k| **k == first))
+    {
+        return keyword_form(kw, words);
     }
-    if let Some(first) = words.next() {
-        if let Some(kw) = KEYWORDS.iter().find(|k| **k == first) {
-            let rest = words.next()?;
-            let rest = rest.strip_prefix("self.").unwrap_or(rest);
-            // `fun <T> name`, `class (Foo)`: skip generics and punctuation.
-            let rest = if rest.starts_with('<') {
-                words.next()?
-            } else {
-                rest
-            };
-            let name = ident_prefix(rest.trim_start_matches(['(', '*', '&']));
-            if !name.is_empty()
-                && name
-                    .chars()
-                    .next()
-                    .is_some_and(|c| c.is_alphabetic() || c == '_')
-            {
-                return Some((kw, name.to_string()));
-            }
-            return None;
-        }
-    }
-    // C-like / shell function definition at column 0: `int uv_run(uv_loop_t* loop) {`,
-    // `name() {`. Methods in C#/Java-like files start with a modifier instead.
+    // Methods in C#/Java-like files start with a modifier instead of column 0.
     let at_col0 = !line.starts_with([' ', '\t']);
     let had_modifier = trimmed
         .split_whitespace()
         .next()
         .is_some_and(|w| MODIFIERS.contains(&w));
-    if (at_col0 || had_modifier)
-        && !trimmed.ends_with(';')
-        && !trimmed.starts_with(['#', '/', '*', '}', '{', '@', '-', '"', '\''])
-    {
-        let paren = trimmed.find('(')?;
-        let before = trimmed[..paren].trim_end();
-        // `-` for shell function names (`_bash-it-enable() {`).
-        let name = before
-            .rsplit(|c: char| {
-                !(c.is_alphanumeric() || c == '_' || c == ':' || c == '~' || c == '-')
-            })
-            .next()?;
-        let name = name.rsplit("::").next().unwrap_or(name);
-        let first = before.split_whitespace().next().unwrap_or("");
-        if !name.is_empty()
-            && name
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_')
-            && !CONTROL.contains(&name)
-            && !CONTROL.contains(&first)
-            && !before.contains('=')
-        {
-            return Some(("function", name.to_string()));
-        }
+    if at_col0 || had_modifier {
+        return c_like_function(trimmed);
     }
     None
+}
+
+/// The name after a definition keyword (`def`, `class`, `fun`…), from the words after it.
+fn keyword_form<'a>(
+    keyword: &'static str,
+    mut words: impl Iterator<Item = &'a str>,
+) -> Option<(&'static str, String)> {
+    let rest = words.next()?;
+    let rest = rest.strip_prefix("self.").unwrap_or(rest);
+    // `fun <T> name`, `class (Foo)`: skip generics and punctuation.
+    let rest = if rest.starts_with('<') {
+        words.next()?
+    } else {
+        rest
+    };
+    let name = ident_prefix(rest.trim_start_matches(['(', '*', '&']));
+    starts_like_a_name(name).then(|| (keyword, name.to_string()))
+}
+
+/// A C-like or shell function definition (`int uv_run(uv_loop_t* loop) {`, `name() {`):
+/// the identifier before `(`, not a control keyword, on a line that does not end a
+/// statement or start a comment, directive or block.
+fn c_like_function(trimmed: &str) -> Option<(&'static str, String)> {
+    if trimmed.ends_with(';') || trimmed.starts_with(['#', '/', '*', '}', '{', '@', '-', '"', '\''])
+    {
+        return None;
+    }
+    let paren = trimmed.find('(')?;
+    let before = trimmed[..paren].trim_end();
+    // `-` for shell function names (`_bash-it-enable() {`).
+    let name = before
+        .rsplit(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '~' || c == '-'))
+        .next()?;
+    let name = name.rsplit("::").next().unwrap_or(name);
+    let first = before.split_whitespace().next().unwrap_or("");
+    let is_function = starts_like_a_name(name)
+        && !CONTROL.contains(&name)
+        && !CONTROL.contains(&first)
+        && !before.contains('=');
+    is_function.then(|| ("function", name.to_string()))
+}
+
+/// Not empty, and its first character a letter or `_`.
+fn starts_like_a_name(name: &str) -> bool {
+    name.chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
 }
 
 #[cfg(test)]
