@@ -8,7 +8,7 @@ use crate::answer::*;
 use crate::budget;
 use crate::confine;
 use crate::round4;
-use crate::watch::Signal;
+use crate::signal::Signal;
 use anyhow::Context;
 use iret_embed::{Embedder, TokenCounter};
 use iret_index::{BuildError, BuildOptions, Index, Remote, StoreError};

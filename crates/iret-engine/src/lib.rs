@@ -13,6 +13,7 @@ pub mod confine;
 mod engine;
 pub mod locate;
 mod related;
+mod signal;
 pub mod watch;
 
 pub use answer::{

@@ -11,137 +11,12 @@
 //! file into the index folder and waits for its event: the events come in order, so once
 //! it is back every change made before the call has been seen.
 use crate::engine::Engine;
+use crate::signal::{Signal, MARKER};
+pub use crate::signal::{MAX_DELAY, QUIET};
 use notify::{EventKind, RecursiveMode, Watcher};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
-
-/// Quiet time that ends a burst of changes.
-pub const QUIET: Duration = Duration::from_millis(200);
-/// The longest a burst waits before its update starts.
-pub const MAX_DELAY: Duration = Duration::from_secs(2);
-
-/// What the watcher tells the engine, and the engine's calls ask.
-#[derive(Default)]
-pub(crate) struct Signal {
-    /// First and last event of the burst not yet in the index.
-    pending: Mutex<Option<(Instant, Instant)>>,
-    wake: Condvar,
-    /// Watching failed: calls refresh first again.
-    failed: AtomicBool,
-    /// An update is taking a burst in: calls wait for it.
-    busy: AtomicBool,
-    stopped: AtomicBool,
-    /// Markers: the next to write, and the highest whose event has come back.
-    next_marker: AtomicU64,
-    seen_marker: Mutex<u64>,
-    marker_seen: Condvar,
-}
-
-/// A marker file's name in the index folder: `watch-sync-N`.
-const MARKER: &str = "watch-sync-";
-
-/// The longest a call waits for its marker's event before refreshing first instead.
-const SYNC_WAIT: Duration = Duration::from_millis(250);
-
-impl Signal {
-    /// The index may lag the tree: changes pending, or watching failed.
-    pub(crate) fn unsure(&self) -> bool {
-        self.failed.load(Ordering::SeqCst)
-            || self.busy()
-            || self.pending.lock().map(|p| p.is_some()).unwrap_or(true)
-    }
-
-    /// Writes a marker into `index_dir` and waits until its event comes back: then
-    /// every change made before it has been seen. False when it does not come in time.
-    pub(crate) fn sync(&self, index_dir: &Path) -> bool {
-        let n = self.next_marker.fetch_add(1, Ordering::SeqCst) + 1;
-        let path = index_dir.join(format!("{MARKER}{n}"));
-        if std::fs::write(&path, b"").is_err() {
-            return false;
-        }
-        let _ = std::fs::remove_file(&path);
-        let deadline = Instant::now() + SYNC_WAIT;
-        let mut seen = self.seen_marker.lock().unwrap_or_else(|e| e.into_inner());
-        while *seen < n {
-            let now = Instant::now();
-            if now >= deadline || self.failed.load(Ordering::SeqCst) {
-                return false;
-            }
-            seen = self
-                .marker_seen
-                .wait_timeout(seen, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-        }
-        true
-    }
-
-    /// An event named marker `n`.
-    fn marker(&self, n: u64) {
-        let mut seen = self.seen_marker.lock().unwrap_or_else(|e| e.into_inner());
-        *seen = (*seen).max(n);
-        self.marker_seen.notify_all();
-    }
-
-    /// An update is running.
-    pub(crate) fn busy(&self) -> bool {
-        self.busy.load(Ordering::SeqCst)
-    }
-
-    fn changed(&self) {
-        let now = Instant::now();
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        *p = Some(p.map_or((now, now), |(first, _)| (first, now)));
-        self.wake.notify_all();
-    }
-
-    fn fail(&self, why: &str) {
-        if !self.failed.swap(true, Ordering::SeqCst) {
-            eprintln!("iret: watching stopped ({why}); each call refreshes the index first");
-        }
-        self.wake.notify_all();
-    }
-
-    /// Waits for a burst to settle; false when stopped.
-    fn settle(&self) -> bool {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            if self.stopped.load(Ordering::SeqCst) {
-                return false;
-            }
-            match *p {
-                None => {
-                    p = self.wake.wait(p).unwrap_or_else(|e| e.into_inner());
-                }
-                Some((first, last)) => {
-                    let now = Instant::now();
-                    let due = (last + QUIET).min(first + MAX_DELAY);
-                    if now >= due {
-                        return true;
-                    }
-                    p = self
-                        .wake
-                        .wait_timeout(p, due - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0;
-                }
-            }
-        }
-    }
-
-    /// The burst is being taken in: events from now on start a new one.
-    fn take(&self) {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        self.busy.store(true, Ordering::SeqCst);
-        *p = None;
-    }
-
-    fn done(&self) {
-        self.busy.store(false, Ordering::SeqCst);
-    }
-}
 
 /// One background update, as `iret watch` reports it.
 #[derive(Debug, Clone)]
@@ -160,9 +35,7 @@ pub struct Watch {
 
 impl Drop for Watch {
     fn drop(&mut self) {
-        self.signal.stopped.store(true, Ordering::SeqCst);
-        self.signal.failed.store(true, Ordering::SeqCst);
-        self.signal.wake.notify_all();
+        self.signal.stop();
     }
 }
 
@@ -288,22 +161,5 @@ mod tests {
         assert!(!relevant_path(Path::new("/r/target/debug/x"), root, dir));
         let elsewhere = Path::new("/idx");
         assert!(!relevant_path(Path::new("/idx/CURRENT"), root, elsewhere));
-    }
-
-    #[test]
-    fn a_burst_settles_after_its_quiet_time() {
-        let s = Signal::default();
-        assert!(!s.unsure());
-        s.changed();
-        assert!(s.unsure());
-        let t = Instant::now();
-        assert!(s.settle());
-        assert!(t.elapsed() >= QUIET);
-        s.take();
-        assert!(s.unsure(), "an update is running");
-        s.done();
-        assert!(!s.unsure());
-        s.stopped.store(true, Ordering::SeqCst);
-        assert!(!s.settle(), "a stopped watch settles nothing");
     }
 }
