@@ -204,6 +204,18 @@ fn index_of_a_missing_folder_fails_cleanly() {
 }
 
 #[test]
+fn search_in_a_missing_folder_says_so_and_indexes_nothing() {
+    let out = run(iret().args(["search", "-C", "/nonexistent/iret-test-path", "a task"]));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/iret-test-path does not exist"),
+        "{err}"
+    );
+    assert!(!err.contains("indexing it first"), "{err}");
+}
+
+#[test]
 fn corrupt_index_is_a_clear_error_then_rebuilds() {
     let dir = private_copy();
     let gen = std::fs::read_to_string(dir.path().join(".iret/CURRENT")).unwrap();

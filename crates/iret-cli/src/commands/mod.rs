@@ -82,6 +82,14 @@ pub fn open_engine(
     refresh: bool,
     long_lived: bool,
 ) -> anyhow::Result<Engine> {
+    if !path.is_dir() {
+        let what = if path.exists() {
+            "is not a directory"
+        } else {
+            "does not exist"
+        };
+        anyhow::bail!("{} {what}", path.display());
+    }
     let (root, dir) = locate(path, index_dir);
     let model = model_dir_for(cli, &dir)?;
     let embedder = iret_embed::load_model(&model)?;
