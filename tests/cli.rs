@@ -59,6 +59,39 @@ fn include_and_exclude_globs_apply_before_ranking() {
 }
 
 #[test]
+fn a_glob_flag_takes_one_glob_so_the_task_may_follow_it() {
+    let out = run(iret().args([
+        "search",
+        "-C",
+        indexed_fixture().to_str().unwrap(),
+        "-g",
+        "src/middleware/**",
+        "-x",
+        "**/cors*",
+        "rate limiting",
+        "--json",
+        "--min-relevance",
+        "0",
+    ]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["query"]["task"], "rate limiting");
+    let found = paths(&doc);
+    assert!(!found.is_empty());
+    assert!(
+        found.iter().all(|p| p.starts_with("src/middleware/")),
+        "{found:?}"
+    );
+    assert!(found.iter().all(|p| !p.contains("cors")), "{found:?}");
+    let zero = run(iret().args(["search", "x", "--top", "0"]));
+    assert_eq!(zero.status.code(), Some(2));
+}
+
+#[test]
 fn stdin_json_query() {
     use std::io::Write;
     let mut child = iret()

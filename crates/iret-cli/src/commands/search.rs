@@ -18,14 +18,15 @@ pub struct Args {
     /// Where the index lives (default: <repository root>/.iret).
     #[arg(long)]
     pub index_dir: Option<PathBuf>,
-    /// Extra keywords to search for (repeatable).
-    #[arg(long = "keywords", short = 'w', num_args = 1..)]
+    /// An extra keyword to search for (repeat the flag for more: `-w refreshToken -w jwt`).
+    #[arg(long = "keywords", short = 'w', value_name = "WORD")]
     pub keywords: Vec<String>,
-    /// Only files matching these globs (repeatable; `auth`, `src/**/*.ts`).
-    #[arg(long, short = 'g', num_args = 1..)]
+    /// Only files matching this glob (`auth`, `src/**/*.ts`; repeat the flag for more:
+    /// a file matching any of them).
+    #[arg(long, short = 'g', value_name = "GLOB")]
     pub include: Vec<String>,
-    /// Never files matching these globs (repeatable).
-    #[arg(long, short = 'x', num_args = 1..)]
+    /// Never files matching this glob (repeat the flag for more).
+    #[arg(long, short = 'x', value_name = "GLOB")]
     pub exclude: Vec<String>,
     /// Retrieval cycles (1 = single-shot hybrid search).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=10))]
@@ -34,8 +35,8 @@ pub struct Args {
     #[arg(long, default_value_t = 0.7, value_parser = relevance)]
     pub min_relevance: f32,
     /// At most this many files.
-    #[arg(short = 'k', long = "top", default_value_t = 10)]
-    pub top: usize,
+    #[arg(short = 'k', long = "top", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
+    pub top: u32,
     /// The whole answer within N tokens, as printed (the text, or with --json the JSON;
     /// the shipped tokenizer counts): whole chunks give way first, best kept; what was
     /// left out is said on stderr. At least 100.
@@ -67,7 +68,7 @@ pub fn run_search(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         exclude: args.exclude.clone(),
         cycles: Some(args.cycles),
         min_relevance: Some(args.min_relevance),
-        max_files: Some(args.top.max(1) as u32),
+        max_files: Some(args.top),
         budget_tokens: args.budget,
         trace: args.trace,
     };
