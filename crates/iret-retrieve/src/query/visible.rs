@@ -92,14 +92,7 @@ fn is_module_listing(line: &str) -> bool {
         .trim_start_matches(['-', '*'])
         .trim_start();
     let body = match body.split_once([':', '=']) {
-        Some((label, rest))
-            if label.len() <= 40
-                && label
-                    .chars()
-                    .all(|c| c.is_alphanumeric() || c == ' ' || c == '_') =>
-        {
-            rest
-        }
+        Some((label, rest)) if is_label(label.trim()) => rest,
         _ => body,
     };
     let mut names = 0;
