@@ -624,3 +624,23 @@ fn a_static_index_is_served_with_the_static_model() {
     let model = s["structuredContent"]["model"].as_str().unwrap_or_default();
     assert!(model.starts_with("static-"), "{s}");
 }
+
+#[test]
+fn a_first_build_in_the_background_uses_the_servers_model() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), dir.path());
+    let _ = std::fs::remove_dir_all(dir.path().join(".iret"));
+    let model = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models/static-minilm");
+    let mut c = Client::start_flags(
+        &[dir.path()],
+        &["--model-dir", model.to_str().unwrap()],
+        None,
+    );
+    let s = c.call("status", json!({}));
+    let status = &s["structuredContent"];
+    let model = status["model"].as_str().unwrap_or_default();
+    assert!(model.starts_with("static-"), "{s}");
+    // Built once, by the background build, with this model: not built with the default
+    // model and then rebuilt by the server.
+    assert_eq!(status["generation"], "gen-000001", "{s}");
+}

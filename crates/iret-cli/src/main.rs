@@ -59,10 +59,6 @@ fn quiet_on_closed_pipe() {
 fn main() -> ExitCode {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
-    if let Some(store) = &cli.store {
-        // Background `iret index` runs (first builds, keyword tiers) use the same store.
-        std::env::set_var("IRET_STORE", store);
-    }
     let result = match &cli.command {
         Command::Index(args) => commands::index::run(&cli, args),
         Command::Search(args) => commands::search::run_search(&cli, args),

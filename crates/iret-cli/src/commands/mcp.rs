@@ -74,6 +74,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         index: !args.no_index,
         refresh: !args.no_refresh,
         store: super::store::url(cli)?,
+        child: super::Child::of(cli),
     };
     let engine = opener.open(&first, &first_dir)?;
     let roots = Roots::new(Box::new(move |root: &Path| {
@@ -108,6 +109,8 @@ struct Opener {
     refresh: bool,
     /// `--store`: each repository's collection in it.
     store: Option<iret_chroma::StoreUrl>,
+    /// The background build of a repository without an index: this run's model and store.
+    child: super::Child,
 }
 
 impl Opener {
@@ -124,7 +127,7 @@ impl Opener {
 
     fn open(&self, root: &Path, dir: &Path) -> anyhow::Result<Engine> {
         if self.index && !readable(dir) && root.is_dir() {
-            index_in_background(root, dir);
+            index_in_background(&self.child, root, dir);
         }
         let (embedder, tokens) = self.model(dir)?;
         let remote = match &self.store {
@@ -163,10 +166,7 @@ fn readable(dir: &std::path::Path) -> bool {
 /// the embedding) instead of holding the client's handshake for the whole build. Returns
 /// once a readable generation is live or the indexer has ended (then the engine builds,
 /// or reports why not).
-fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
-    let Ok(exe) = std::env::current_exe() else {
-        return;
-    };
+fn index_in_background(child: &super::Child, root: &Path, dir: &Path) {
     let why = if dir.join("CURRENT").is_file() {
         "an index this iret cannot read"
     } else {
@@ -176,15 +176,14 @@ fn index_in_background(root: &std::path::Path, dir: &std::path::Path) {
         "iret mcp: {} has {why}; indexing it in the background",
         root.display()
     );
-    let child = std::process::Command::new(exe)
-        .args(["index", "-q", "--wait", "--no-push"])
-        .arg(root)
-        .arg("--index-dir")
-        .arg(dir)
+    let Ok(mut cmd) = child.index(root, dir) else {
+        return;
+    };
+    let spawned = cmd
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .spawn();
-    let Ok(mut child) = child else {
+    let Ok(mut child) = spawned else {
         return;
     };
     let started = std::time::Instant::now();

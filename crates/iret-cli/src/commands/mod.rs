@@ -152,21 +152,47 @@ pub fn background_above() -> usize {
         .unwrap_or(BACKGROUND_ABOVE)
 }
 
+/// This iret as a child process that reads with the same model and store as this run
+/// (`--model-dir`, `--store`): a background build then makes the index this process
+/// reads, not one it would have to rebuild.
+#[derive(Clone, Default)]
+pub struct Child {
+    model_dir: Option<PathBuf>,
+    store: Option<String>,
+}
+
+impl Child {
+    pub fn of(cli: &Cli) -> Self {
+        Self {
+            model_dir: cli.model_dir.clone(),
+            store: cli.store.clone(),
+        }
+    }
+
+    /// `iret [--model-dir DIR] [--store URL] index -q --wait --no-push ROOT --index-dir DIR`.
+    pub fn index(&self, root: &Path, index_dir: &Path) -> anyhow::Result<std::process::Command> {
+        let mut cmd = std::process::Command::new(std::env::current_exe()?);
+        if let Some(dir) = &self.model_dir {
+            cmd.arg("--model-dir").arg(dir);
+        }
+        if let Some(url) = &self.store {
+            cmd.arg("--store").arg(url);
+        }
+        cmd.args(["index", "-q", "--wait", "--no-push"])
+            .arg(root)
+            .arg("--index-dir")
+            .arg(index_dir);
+        Ok(cmd)
+    }
+}
+
 /// Starts `iret index --wait` on `root`, detached from this terminal (its own process
 /// group: Ctrl-C here does not stop it), and returns its pid.
 pub fn embed_in_background(cli: &Cli, root: &Path, index_dir: &Path) -> anyhow::Result<u32> {
     use std::os::unix::process::CommandExt;
-    let exe = std::env::current_exe()?;
     let log = std::fs::File::create(index_dir.join(BACKGROUND_LOG))?;
-    let mut cmd = std::process::Command::new(exe);
-    if let Some(dir) = &cli.model_dir {
-        cmd.arg("--model-dir").arg(dir);
-    }
-    cmd.args(["index", "-q", "--wait", "--no-push"])
-        .arg(root)
-        .arg("--index-dir")
-        .arg(index_dir)
-        .stdin(std::process::Stdio::null())
+    let mut cmd = Child::of(cli).index(root, index_dir)?;
+    cmd.stdin(std::process::Stdio::null())
         .stdout(log.try_clone()?)
         .stderr(log)
         .process_group(0);
