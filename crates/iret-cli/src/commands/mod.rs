@@ -155,7 +155,6 @@ pub fn background_above() -> usize {
 /// This iret as a child process that reads with the same model and store as this run
 /// (`--model-dir`, `--store`): a background build then makes the index this process
 /// reads, not one it would have to rebuild.
-#[derive(Clone, Default)]
 pub struct Child {
     model_dir: Option<PathBuf>,
     store: Option<String>,
