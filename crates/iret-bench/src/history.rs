@@ -19,6 +19,10 @@ pub struct HistoryOptions {
     pub min_words: usize,
     /// A task changes at most this many source files.
     pub max_files: usize,
+    /// A task of the subject and body.
+    pub full: bool,
+    /// A task of the subject alone (named `…~subject`), on the same commit.
+    pub subject: bool,
 }
 
 /// Source files by extension: what iret chunks as code (not docs, data or config).
@@ -141,11 +145,27 @@ pub fn tasks_from_history(mirror: &Mirror, opts: &HistoryOptions) -> anyhow::Res
             break;
         }
         if let Some(inst) = task_of(record, opts) {
-            out.push(inst);
+            out.extend(texts(inst, opts).into_iter().rev());
         }
     }
     out.reverse();
     Ok(out)
+}
+
+/// The task as `opts` asks for it: its full message, its subject alone, or both.
+fn texts(inst: Instance, opts: &HistoryOptions) -> Vec<Instance> {
+    let mut out = Vec::new();
+    if opts.subject {
+        let subject = inst.task.query.lines().next().unwrap_or("").to_string();
+        let mut one = inst.clone();
+        one.name = format!("{}~subject", inst.name);
+        one.task.query = subject;
+        out.push(one);
+    }
+    if opts.full {
+        out.insert(0, inst);
+    }
+    out
 }
 
 fn task_of(record: &str, opts: &HistoryOptions) -> Option<Instance> {
@@ -219,6 +239,8 @@ mod tests {
             commits: 10,
             min_words: 4,
             max_files: 3,
+            full: true,
+            subject: false,
         };
         let rec = "abc123\x1fdef456\x1fHandle empty input in the parser\x1fLonger text.\n\nSigned-off-by: A <a@b>\n\x1f\n\nM\tsrc/parser.rs\nM\ttests/parser.rs\nM\tREADME.md\n";
         let t = task_of(rec, &opts).unwrap();
@@ -232,5 +254,35 @@ mod tests {
         assert!(task_of(&added, &opts).is_none());
         let merge = rec.replace("def456", "def456 999");
         assert!(task_of(&merge, &opts).is_none());
+    }
+
+    #[test]
+    fn both_texts_make_two_tasks_on_one_commit_the_subject_one_line() {
+        let opts = HistoryOptions {
+            repo: "o/r".into(),
+            until: "HEAD".into(),
+            commits: 10,
+            min_words: 4,
+            max_files: 3,
+            full: true,
+            subject: true,
+        };
+        let rec = "abc123\x1fdef456\x1fHandle empty input in the parser\x1fLonger text.\n\x1f\n\nM\tsrc/parser.rs\n";
+        let both = texts(task_of(rec, &opts).unwrap(), &opts);
+        assert_eq!(both.len(), 2);
+        assert_eq!(
+            both[0].task.query,
+            "Handle empty input in the parser\n\nLonger text."
+        );
+        assert_eq!(both[1].task.query, "Handle empty input in the parser");
+        assert_eq!(both[1].name, format!("{}~subject", both[0].name));
+        assert_eq!(both[0].revision, both[1].revision);
+        let subject_only = HistoryOptions {
+            full: false,
+            ..opts
+        };
+        let one = texts(task_of(rec, &subject_only).unwrap(), &subject_only);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].task.query, "Handle empty input in the parser");
     }
 }

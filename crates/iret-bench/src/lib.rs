@@ -2,6 +2,7 @@
 //! localisation on issue-style datasets and a repository's own history.
 pub mod checkout;
 pub mod dataset;
+pub mod features;
 pub mod history;
 pub mod localise;
 pub mod metrics;

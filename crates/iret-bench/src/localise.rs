@@ -8,7 +8,8 @@
 //! occurrence): Acc@k is the share of instances whose gold files are all in the top k.
 use crate::checkout::{checkout, HopStats, Mirror};
 use crate::dataset::{self, Task};
-use crate::runner::{ranked, Memo, Mode};
+use crate::features::FeatureSink;
+use crate::runner::{ranked, Memo, Mode, Ranking};
 use anyhow::Context;
 use iret_embed::Embedder;
 use iret_engine::Engine;
@@ -59,6 +60,8 @@ pub struct LocConfig {
     pub limit: Option<usize>,
     pub modes: Vec<Mode>,
     pub progress: bool,
+    /// `--features`: every loop candidate's features, one row each.
+    pub features: Option<FeatureSink>,
 }
 
 /// One mode's answer to one instance.
@@ -237,7 +240,15 @@ fn visit(
     };
     let update_seconds = t.elapsed().as_secs_f64();
     let corpus = Arc::new(Corpus::new(index));
-    let results = ask(folder, index_dir, &corpus, inst, &cfg.modes, embedder)?;
+    let results = ask(
+        folder,
+        index_dir,
+        &corpus,
+        inst,
+        &cfg.modes,
+        embedder,
+        cfg.features.as_ref(),
+    )?;
     let run = InstanceRun {
         name: inst.name.clone(),
         repo: inst.repo.clone(),
@@ -270,6 +281,7 @@ fn ask(
     inst: &Instance,
     modes: &[Mode],
     embedder: &Arc<dyn Embedder>,
+    features: Option<&FeatureSink>,
 ) -> anyhow::Result<Vec<LocResult>> {
     let memo: Arc<dyn Embedder> = Arc::new(Memo::new(embedder.clone()));
     let timed = Engine::with_corpus(folder, index_dir, corpus.clone(), embedder.clone(), None);
@@ -285,8 +297,15 @@ fn ask(
     for mode in modes {
         let engine = if mode.timed() { &timed } else { &variants };
         let started = Instant::now();
-        let (order, strong) = ranked(engine, corpus, &query, mode)?;
+        let Ranking {
+            order,
+            strong,
+            candidates,
+        } = ranked(engine, corpus, &query, mode)?;
         let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+        if let Some(sink) = features.filter(|_| !candidates.is_empty()) {
+            sink.write(&inst.name, &inst.repo, &mode.name, &gold, &candidates)?;
+        }
         let files: Vec<String> = order
             .iter()
             .map(|(f, _)| corpus.index.files[*f as usize].path.clone())

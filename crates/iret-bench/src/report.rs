@@ -60,8 +60,9 @@ impl Strong {
     }
 }
 
+/// The loop's modes (rules or learned ranker): they judge files, so their strong shares count.
 fn is_iterative(mode: &str) -> bool {
-    mode.starts_with("iterative")
+    mode.starts_with("iterative") || mode.starts_with("learned")
 }
 
 /// Gap and control tasks apart: per repo, then over repos.

@@ -113,7 +113,11 @@ impl Mode {
             }),
             "hybrid" => Kind::Single(p),
             "iterative" => Kind::Iterative(Options::default()),
-            _ => anyhow::bail!("unknown mode {name:?} (bm25, dense, hybrid, iterative)"),
+            "learned" => Kind::Iterative(Options {
+                ranker: Some(iret_rank::OnnxRanker::shipped()?),
+                ..Options::default()
+            }),
+            _ => anyhow::bail!("unknown mode {name:?} (bm25, dense, hybrid, iterative, learned)"),
         };
         Ok(Self {
             name: name.into(),
@@ -461,11 +465,18 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
         .collect()
 }
 
-/// Ranked (file, lead chunk) pairs, best first, and for the loop the files it scored ≥ 0.7.
-pub(crate) type Ranking = (Vec<(u32, u32)>, Vec<String>);
+/// One mode's answer to one query.
+pub(crate) struct Ranking {
+    /// Ranked (file, lead chunk) pairs, best first.
+    pub order: Vec<(u32, u32)>,
+    /// The loop's files scored ≥ 0.7 (empty for a single-shot mode).
+    pub strong: Vec<String>,
+    /// The loop's candidates with their features (empty for a single-shot mode).
+    pub candidates: Vec<iret_retrieve::ranking::Candidate>,
+}
 
 /// The ranked files of one query under `mode` (each file's lead chunk), and for the loop
-/// the files it scored ≥ 0.7.
+/// the files it scored ≥ 0.7 and its candidates.
 pub(crate) fn ranked(
     engine: &Engine,
     corpus: &Corpus,
@@ -475,10 +486,11 @@ pub(crate) fn ranked(
     Ok(match &mode.kind {
         Kind::Single(params) => {
             let hits: Vec<FileHit> = engine.hits(corpus, query, params)?;
-            (
-                hits.iter().map(|h| (h.file, h.chunks[0].chunk)).collect(),
-                Vec::new(),
-            )
+            Ranking {
+                order: hits.iter().map(|h| (h.file, h.chunks[0].chunk)).collect(),
+                strong: Vec::new(),
+                candidates: Vec::new(),
+            }
         }
         Kind::Iterative(opts) => {
             let outcome = engine.outcome(corpus, query, opts)?;
@@ -493,17 +505,21 @@ pub(crate) fn ranked(
                 .filter(|e| !e.chunks.is_empty())
                 .map(|e| (e.file, e.chunks[0].chunk))
                 .collect();
-            (order, strong)
+            Ranking {
+                order,
+                strong,
+                candidates: outcome.candidates,
+            }
         }
     })
 }
 
 impl Mode {
-    /// The four plain modes are timed with the real embedder; variants reuse query vectors.
+    /// The plain modes are timed with the real embedder; variants reuse query vectors.
     pub(crate) fn timed(&self) -> bool {
         matches!(
             self.name.as_str(),
-            "bm25" | "dense" | "hybrid" | "iterative"
+            "bm25" | "dense" | "hybrid" | "iterative" | "learned"
         )
     }
 }
@@ -518,7 +534,7 @@ fn score_query(
     let query = Query::new(task.query.clone());
     let targets = task.targets();
     let started = Instant::now();
-    let (order, strong) = ranked(engine, corpus, &query, mode)?;
+    let Ranking { order, strong, .. } = ranked(engine, corpus, &query, mode)?;
     let results = file_hits_to_results(index, order.into_iter());
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
     let strong_hits = strong

@@ -21,6 +21,11 @@ pub struct Cli {
     /// search them; `status` reports it.
     #[arg(long, global = true, env = "IRET_STORE", value_name = "URL")]
     pub store: Option<String>,
+    /// What orders the loop's answer and gives its relevance: `rules` (the hand-set
+    /// weights) or `learned` (the shipped ranker, trained on tasks mined from public
+    /// histories; IRET_RANKER_DIR names another ranker folder).
+    #[arg(long, global = true, env = "IRET_RANKER", value_enum, default_value_t = commands::RankerChoice::Rules)]
+    pub ranker: commands::RankerChoice,
     #[command(subcommand)]
     pub command: Command,
 }

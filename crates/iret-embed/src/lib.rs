@@ -16,7 +16,7 @@ pub use bundled::{bundled_model_dir, bundled_static_model_dir, shipped_static};
 pub use fake::FakeEmbedder;
 pub use model::{locate_model_dir, ModelManifest, DEFAULT_MODEL, STATIC_MODEL};
 pub use onnx::OnnxEmbedder;
-pub use runtime::{cache_dir, ort_library_path};
+pub use runtime::{cache_dir, environment as onnx_environment, ort_library_path};
 pub use static_model::StaticEmbedder;
 pub use tokens::TokenCounter;
 

@@ -73,7 +73,7 @@ fn runtime_error(path: &std::path::Path, reason: String) -> EmbedError {
 }
 
 /// The process-wide ONNX Runtime environment, loaded once.
-pub(crate) fn environment() -> Result<ort::environment::Environment, EmbedError> {
+pub fn environment() -> Result<ort::environment::Environment, EmbedError> {
     let result = ENV.get_or_init(|| {
         let path = ort_library_path().map_err(|e| e.to_string())?;
         let builder =

@@ -38,6 +38,8 @@ pub struct OpenOptions {
     /// A team's shared store (`--store`): builds take the vectors it holds instead of
     /// embedding them, and its search proposes the vector leg's chunks.
     pub remote: Option<Remote>,
+    /// A learned ranker orders the loop's answer and gives its relevance; None: the rules.
+    pub ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
 }
 
 impl Default for OpenOptions {
@@ -50,6 +52,7 @@ impl Default for OpenOptions {
             complete_in_background: false,
             tier_only_above: None,
             remote: None,
+            ranker: None,
         }
     }
 }
@@ -98,6 +101,8 @@ pub struct Engine {
     watch: Mutex<Option<Arc<Signal>>>,
     /// The shared store every build and query goes through (`OpenOptions::remote`).
     remote: Option<Remote>,
+    /// `OpenOptions::ranker`.
+    ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
 }
 
 impl Engine {
@@ -122,6 +127,7 @@ impl Engine {
             tokens,
         );
         engine.remote = opts.remote.clone();
+        engine.ranker = opts.ranker.clone();
         engine.refresh = opts.refresh;
         engine.background = opts.complete_in_background;
         engine.opened = opened;
@@ -152,6 +158,7 @@ impl Engine {
             deferred: 0,
             watch: Mutex::new(None),
             remote: None,
+            ranker: None,
         }
     }
 
@@ -374,7 +381,8 @@ impl Engine {
         cost: &dyn Fn(&ChunkAnswer) -> usize,
     ) -> anyhow::Result<RetrieveAnswer> {
         let limit = budget_of(req.budget_tokens)?;
-        let (query, opts, max_files) = loop_request(req)?;
+        let (query, mut opts, max_files) = loop_request(req)?;
+        opts.ranker = self.ranker.clone();
         let (corpus, freshness) = self.fresh()?;
         let outcome = self.outcome(&corpus, &query, &opts)?;
         let (chosen, below_threshold) = choose(&outcome, opts.min_relevance, max_files);
@@ -834,6 +842,7 @@ mod tests {
             missing: Vec::new(),
             chunks: Vec::new(),
             cycle: 1,
+            features: Default::default(),
         }
     }
 
@@ -842,6 +851,7 @@ mod tests {
             evaluated,
             cycles: Vec::new(),
             concepts: Concepts::default(),
+            candidates: Vec::new(),
         }
     }
 

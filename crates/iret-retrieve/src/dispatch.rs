@@ -27,7 +27,8 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> anyhow::Resu
     let wv = vector_weight(state, params, is_static, &vector_hits, &keyword_hits);
     let fused = fuse(index, state, &vector_hits, &keyword_hits, params.fusion, wv);
 
-    let signals = Signals::new(corpus, state, params);
+    let max_bm25 = keyword_hits.first().map_or(1.0, |k| k.1);
+    let signals = Signals::new(corpus, state, params, max_bm25);
     let mut grouped = by_file(index, fused);
     add_pointed(index, state, params, &allowed, &mut grouped);
     let mut files: Vec<FileHit> = grouped

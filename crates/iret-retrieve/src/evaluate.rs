@@ -34,6 +34,9 @@ pub struct Evaluation {
     pub chunks: Vec<ChunkHit>,
     /// Cycle in which the file was (best) evaluated.
     pub cycle: usize,
+    /// The file's features in that cycle: dispatch's, with evaluate's parts.
+    #[serde(skip)]
+    pub features: crate::ranking::Features,
 }
 
 /// The task's concepts and the codebase words learned for each.
@@ -149,6 +152,14 @@ impl Evaluator<'_> {
                     relevance *= 0.8;
                 }
                 let relevance = (relevance * 100.0).round() / 100.0;
+                let features = crate::ranking::Features {
+                    relevance,
+                    eval_similarity: sim_abs,
+                    eval_coverage: coverage,
+                    eval_structure: structural,
+                    evaluated: 1.0,
+                    ..hit.features
+                };
                 Evaluation {
                     file: hit.file,
                     path: f.path.clone(),
@@ -157,9 +168,26 @@ impl Evaluator<'_> {
                     missing: missing.into_iter().cloned().collect(),
                     chunks: hit.chunks.clone(),
                     cycle,
+                    features,
                 }
             })
             .collect()
+    }
+}
+
+/// A judgement of a file evaluate did not judge (a learned ranker ranks it among the
+/// rest): the reason its dispatch hit gives, no relevance yet, no missing concepts known.
+pub(crate) fn unjudged(index: &Index, hit: &FileHit) -> Evaluation {
+    let cycle = 1;
+    Evaluation {
+        file: hit.file,
+        path: index.files[hit.file as usize].path.clone(),
+        relevance: 0.0,
+        reason: reason(index, hit, hit.features.cos_best, &[], cycle),
+        missing: Vec::new(),
+        chunks: hit.chunks.clone(),
+        cycle,
+        features: hit.features,
     }
 }
 
@@ -243,6 +271,7 @@ mod tests {
             focused: false,
             evidence: Vec::new(),
             history: None,
+            features: Default::default(),
         }
     }
 

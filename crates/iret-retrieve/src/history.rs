@@ -131,6 +131,13 @@ impl HistoryFacts {
         (self.summaries[c as usize].clone(), year)
     }
 
+    /// Days from `file`'s newest change to the history's newest commit (None: no
+    /// history, or no commit touched it).
+    pub fn age_days(&self, file: u32) -> Option<f32> {
+        let newest = *self.file_commits.get(file as usize)?.first()?;
+        Some((self.newest - self.times[newest as usize]).max(0) as f32 / 86_400.0)
+    }
+
     /// How many commits touched `file`.
     pub fn commits_of(&self, file: u32) -> usize {
         self.file_commits.get(file as usize).map_or(0, Vec::len)

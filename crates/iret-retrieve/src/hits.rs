@@ -40,4 +40,8 @@ pub struct FileHit {
     /// The past change the history cites for this file ("changed in '…', 2019"); a
     /// reason, not structure.
     pub history: Option<String>,
+    /// Every signal at unit weight (dispatch's; the loop adds its own), what `score`
+    /// weighed.
+    #[serde(skip)]
+    pub features: crate::ranking::Features,
 }

@@ -84,6 +84,22 @@ impl ImportGraph {
             .collect()
     }
 
+    /// How many specific modules `file` imports, and how many files import it (0 when
+    /// its module is a hub): features for a ranker, without listing the files.
+    pub fn degree(&self, file: u32) -> (usize, usize) {
+        let Some(own) = self.imports.get(file as usize) else {
+            return (0, 0);
+        };
+        let out = own.iter().filter(|m| self.specific(m)).count();
+        let name = &self.names[file as usize];
+        let inbound = if self.specific(name) {
+            self.importers.get(name).copied().unwrap_or(0)
+        } else {
+            0
+        };
+        (out, inbound)
+    }
+
     /// Files that import `file`.
     pub fn importers_of(&self, file: u32) -> Vec<u32> {
         let name = &self.names[file as usize];

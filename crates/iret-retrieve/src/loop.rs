@@ -7,6 +7,8 @@ use crate::hits::FileHit;
 use crate::params::Params;
 use crate::query::words::{is_long, target_concepts};
 use crate::query::{initial_state, Query, State};
+use crate::ranking::candidates::{self, Candidate, Sighting};
+use crate::ranking::learned::{self, Ranker};
 use crate::refine::{Refinement, Refiner};
 use crate::spelling::Spelling;
 use iret_embed::Embedder;
@@ -14,6 +16,7 @@ use iret_index::profile::Phases;
 use iret_index::Index;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// The lower bound of the "related" band: an excluded file never ranks above a file
 /// judged at least this relevant.
@@ -41,6 +44,9 @@ pub struct Options {
     /// 0.45 and 0.8 give the same Acc@k (BENCHMARKS.md, session 8). One-line tasks are
     /// not reports: semble dev and vocab-dev do not see it.
     pub report_relevance_weight: f32,
+    /// A learned ranker orders the final candidates and gives their relevance (its
+    /// calibrated probability); None: the rules (`final_order`, evaluate's relevance).
+    pub ranker: Option<Arc<dyn Ranker>>,
 }
 
 impl Default for Options {
@@ -55,6 +61,7 @@ impl Default for Options {
             later_cycles_weight: 0.15,
             relevance_weight: 0.15,
             report_relevance_weight: 0.6,
+            ranker: None,
         }
     }
 }
@@ -79,6 +86,10 @@ pub struct Outcome {
     pub evaluated: Vec<Evaluation>,
     pub cycles: Vec<CycleTrace>,
     pub concepts: Concepts,
+    /// `evaluated` in its order, then the rest of cycle 1's best dispatch files, each
+    /// with its features (`ranking::candidates`).
+    #[serde(skip)]
+    pub candidates: Vec<Candidate>,
 }
 
 impl Outcome {
@@ -100,6 +111,8 @@ struct Memory {
     first: HashMap<u32, f32>,
     /// Cycle-1 standing plus what later cycles add above it.
     standing: HashMap<u32, f32>,
+    /// Every file dispatch found: its cycle-1 rank and first features.
+    seen: HashMap<u32, Sighting>,
     tokens: FileTokens,
 }
 
@@ -109,7 +122,11 @@ impl Memory {
     /// the task itself ranked well.
     fn stand(&mut self, cycle: usize, hits: &[FileHit], later_weight: f32) {
         let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
-        for h in hits {
+        for (i, h) in hits.iter().enumerate() {
+            self.seen.entry(h.file).or_insert_with(|| Sighting {
+                rank: (cycle == 1).then_some(i + 1),
+                hit: h.clone(),
+            });
             let rel = h.score / top;
             if cycle == 1 {
                 self.first.insert(h.file, rel);
@@ -238,10 +255,23 @@ pub fn run(
             opts.relevance_weight
         },
     );
+    let seen = candidates::Memory {
+        seen: &memory.seen,
+        first: &memory.first,
+        standing: &memory.standing,
+    };
+    let candidates = candidates::assemble(corpus, &state.analysis, &query.task, &evaluated, &seen);
+    let (evaluated, candidates) = match &opts.ranker {
+        Some(ranker) => {
+            learned::order(ranker.as_ref(), index, evaluated, candidates, &memory.seen)?
+        }
+        None => (evaluated, candidates),
+    };
     Ok(Outcome {
         evaluated,
         cycles,
         concepts,
+        candidates,
     })
 }
 
@@ -340,6 +370,7 @@ mod tests {
             missing: Vec::new(),
             chunks: Vec::new(),
             cycle: 1,
+            features: Default::default(),
         }
     }
 

@@ -360,6 +360,7 @@ fn refine_follows_the_definitions_a_strong_hit_calls() {
             leg: iret_retrieve::Leg::Both,
         }],
         cycle: 1,
+        features: Default::default(),
     };
     let hits = iret_retrieve::Params::default().follow_hits;
     let spoken: std::collections::HashSet<&str> = ["union", "order"].into_iter().collect();

@@ -40,7 +40,9 @@ pub struct Args {
     /// Only these repos (comma-separated; localisation: instance names or owner/name).
     #[arg(long, value_delimiter = ',')]
     pub repos: Option<Vec<String>>,
-    /// Modes side by side: bm25, dense, hybrid, iterative.
+    /// Modes side by side: bm25, dense, hybrid, iterative (the loop, ordered by the
+    /// hand-set rules), learned (the loop, ordered by the shipped learned ranker;
+    /// IRET_RANKER_DIR names another ranker folder).
     #[arg(
         long,
         value_delimiter = ',',
@@ -56,6 +58,23 @@ pub struct Args {
     /// Write per-query results and the summary as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Localisation: write every candidate of the iterative mode with its ranking
+    /// features, one tab-separated row each (the task, the file, whether it is gold, each
+    /// feature by name): the data a learned ranker is trained and validated on.
+    #[arg(long, value_name = "FILE")]
+    pub features: Option<PathBuf>,
+    /// With --history: a task's text: the commit's subject and body (`full`), its subject
+    /// alone (`subject`, one line, like a search), or both as two tasks (`both`).
+    #[arg(long, value_enum, default_value_t = TaskText::Full)]
+    pub task_text: TaskText,
+}
+
+/// `--task-text`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TaskText {
+    Full,
+    Subject,
+    Both,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -70,6 +89,9 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     if args.mirrors.is_some() || args.history.is_some() {
         return localisation(args, modes, embedder);
+    }
+    if args.features.is_some() {
+        anyhow::bail!("--features is for localisation runs (--mirrors or --history)");
     }
     let dataset = args.dataset.clone().expect("clap requires --dataset");
     let cfg = Config {
@@ -113,6 +135,8 @@ fn localisation(
                 commits: args.commits,
                 min_words: 4,
                 max_files: 3,
+                full: args.task_text != TaskText::Subject,
+                subject: args.task_text != TaskText::Full,
             };
             let tasks = tasks_from_history(&mirror, &opts)?;
             eprintln!(
@@ -138,6 +162,11 @@ fn localisation(
         limit: args.limit,
         modes: modes.clone(),
         progress: true,
+        features: args
+            .features
+            .as_deref()
+            .map(iret_bench::features::FeatureSink::create)
+            .transpose()?,
     };
     let runs = localise::run_localisation(&cfg, instances, embedder)?;
     if runs.is_empty() {

@@ -74,6 +74,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         index: !args.no_index,
         refresh: !args.no_refresh,
         store: super::store::url(cli)?,
+        ranker: super::ranker(cli)?,
         child: super::Child::of(cli),
     };
     let engine = opener.open(&first, &first_dir)?;
@@ -109,6 +110,8 @@ struct Opener {
     refresh: bool,
     /// `--store`: each repository's collection in it.
     store: Option<iret_chroma::StoreUrl>,
+    /// `--ranker`.
+    ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
     /// The background build of a repository without an index: this run's model and store.
     child: super::Child,
 }
@@ -145,6 +148,7 @@ impl Opener {
             refresh: self.refresh,
             complete_in_background: true,
             remote,
+            ranker: self.ranker.clone(),
             ..OpenOptions::default()
         };
         let engine = Engine::open(root, dir, embedder, Some(tokens), &opts)?;

@@ -113,6 +113,7 @@ pub fn open_engine(
     };
     let opts = OpenOptions {
         remote,
+        ranker: ranker(cli)?,
         index_if_missing: index,
         progress: std::io::stderr().is_terminal(),
         refresh,
@@ -196,4 +197,19 @@ pub fn embed_in_background(cli: &Cli, root: &Path, index_dir: &Path) -> anyhow::
         .stderr(log)
         .process_group(0);
     Ok(cmd.spawn()?.id())
+}
+
+/// `--ranker`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RankerChoice {
+    Rules,
+    Learned,
+}
+
+/// The learned ranker `--ranker learned` asks for (None: the rules).
+pub fn ranker(cli: &Cli) -> anyhow::Result<Option<Arc<dyn iret_retrieve::ranking::Ranker>>> {
+    match cli.ranker {
+        RankerChoice::Rules => Ok(None),
+        RankerChoice::Learned => Ok(Some(iret_rank::OnnxRanker::shipped()?)),
+    }
 }

@@ -10,12 +10,20 @@
 //! * [`history`] — the repository's commits: the task against the file's messages, the
 //!   files of similar past changes, how often it was fixed;
 //! * focus — refine aimed at the file (an import neighbour of a relevant file).
+pub mod candidates;
 pub mod coherence;
 pub mod definitions;
 pub mod evidence;
+pub mod features;
 pub mod history;
+pub mod learned;
 pub mod names;
 pub mod noise;
+pub mod rules;
+
+pub use candidates::Candidate;
+pub use features::Features;
+pub use learned::Ranker;
 
 use crate::corpus::Corpus;
 use crate::hits::{ChunkHit, FileHit};
@@ -36,10 +44,17 @@ pub(crate) struct Signals<'a> {
     wants_noise: bool,
     /// Superseded version folders the task does not name.
     older: Vec<String>,
+    /// The keyword leg's best BM25 (normalises the file's).
+    max_bm25: f32,
 }
 
 impl<'a> Signals<'a> {
-    pub(crate) fn new(corpus: &'a Corpus, state: &'a State, params: &'a Params) -> Self {
+    pub(crate) fn new(
+        corpus: &'a Corpus,
+        state: &'a State,
+        params: &'a Params,
+        max_bm25: f32,
+    ) -> Self {
         Self {
             corpus,
             state,
@@ -57,6 +72,7 @@ impl<'a> Signals<'a> {
             },
             wants_noise: state.analysis.wants_noise,
             older: corpus.facts.older_versions(&state.analysis.versions),
+            max_bm25: max_bm25.max(1e-6),
         }
     }
 
@@ -86,16 +102,17 @@ impl<'a> Signals<'a> {
         (words, title + body * (share - title).max(0.0))
     }
 
-    /// Ranks one file from its fused chunks.
+    /// Ranks one file from its fused chunks: its features, scored by the rules.
     pub(crate) fn rank(&self, file: u32, chunks: Vec<ChunkHit>) -> FileHit {
         let index = &self.corpus.index;
         let p = self.params;
         let path = index.files[file as usize].path.as_str();
         let mut chunks = coherence::best_chunks(chunks);
-        let mut score = coherence::score(&chunks, p.coherence);
+        let mut f = legs(&chunks, self.max_bm25);
+        f.coherence = coherence::score(&chunks, p.coherence);
 
         let identifiers = &self.state.analysis.identifiers;
-        let body_share = self.body_share(file);
+        f.body_share = self.body_share(file);
         let defines = definitions::defined(index, file, identifiers);
         if !defines.is_empty() {
             definitions::lead_with_definition(
@@ -105,34 +122,34 @@ impl<'a> Signals<'a> {
                 &self.state.embedding,
                 &mut chunks,
             );
-            score += body_share * definitions::bonus(path, &defines, p.define_boost);
+            f.defines = definitions::bonus(path, &defines, 1.0);
         }
         let name = names::FileName::of(path);
         let (name_words, name_share) = self.name_words(&name);
-        score += names::name_bonus(name_share, p.name_boost);
+        f.name_share = names::name_bonus(name_share, 1.0);
         let spelled = names::spelled(&name, &self.state.analysis.words);
-        score += names::spelled_bonus(spelled, p.spelled_boost);
+        f.spelled = names::spelled_bonus(spelled, 1.0);
         let path_words = names::folder_words(path, &self.query_stems);
-        score += names::path_bonus(&path_words, p.path_boost);
+        f.path_words = names::path_bonus(&path_words, 1.0);
 
         let pointers = &self.state.pointers;
-        score += evidence::mentioned(pointers, file, p.mention_boost);
-        score += evidence::raised(pointers, file, p.raise_boost);
-        score += evidence::raises(pointers, file, p.message_boost);
-        score += body_share * evidence::implements(pointers, file, p.api_boost);
-        score += evidence::titled(pointers, file, p.title_boost);
+        f.mentioned = evidence::mentioned(pointers, file, 1.0);
+        f.raised = evidence::raised(pointers, file, 1.0);
+        f.raises = evidence::raises(pointers, file, 1.0);
+        f.implements = evidence::implements(pointers, file, 1.0);
+        f.titled = evidence::titled(pointers, file, 1.0);
         let past = &self.state.history;
-        score += history::messages(past, file, p.history_messages);
-        score += history::similar(past, file, p.history_similar);
-        score += history::referenced(past, file, p.history_refs);
-        score += history::fixes(past, file, p.history_fixes);
+        f.history_messages = history::messages(past, file, 1.0);
+        f.history_similar = history::similar(past, file, 1.0);
+        f.history_refs = history::referenced(past, file, 1.0);
+        f.history_fixes = history::fixes(past, file, 1.0);
 
         let noise = noise::is_noise(path, &self.state.analysis.concepts, &self.older);
-        if noise && !self.wants_noise {
-            score *= p.noise_factor;
-        }
+        f.noise = if noise && !self.wants_noise { 1.0 } else { 0.0 };
         let focus = self.state.focus.get(&file).copied();
-        score += focus.unwrap_or(0.0);
+        f.focus = focus.unwrap_or(0.0);
+        let score = rules::score(&f, p);
+        f.rules_score = score;
         FileHit {
             file,
             score,
@@ -145,7 +162,21 @@ impl<'a> Signals<'a> {
             focused: focus.is_some(),
             evidence: evidence::reasons(pointers, file),
             history: history::reason(&self.corpus.facts.history, past, file),
+            features: f,
         }
+    }
+}
+
+/// The legs' features of a file's best chunks (before any reordering).
+fn legs(chunks: &[ChunkHit], max_bm25: f32) -> Features {
+    let n = chunks.len().max(1) as f32;
+    Features {
+        cos_best: chunks.iter().map(|c| c.cosine).fold(0.0, f32::max),
+        cos_top3: chunks.iter().map(|c| c.cosine).sum::<f32>() / n,
+        bm25_best: chunks.iter().map(|c| c.bm25).fold(0.0, f32::max) / max_bm25,
+        fused_best: chunks.first().map_or(0.0, |c| c.score),
+        chunk_hits: chunks.iter().filter(|c| c.score > 0.0).count() as f32,
+        ..Features::default()
     }
 }
 

@@ -1,0 +1,207 @@
+//! The learned ranker iret ships: gradient-boosted trees trained with a ranking objective
+//! (LightGBM's LambdaMART, `scripts/ranker/train.py`) on tasks mined from public histories,
+//! exported to ONNX and run by the ONNX Runtime the embedder already bundles. It reads the
+//! features `iret_retrieve::ranking::Features` names, in the order its manifest lists
+//! (a model trained on other features is refused), and calibrates its score to a
+//! probability with the manifest's Platt parameters.
+//!
+//! The model's files (`models/ranker/ranker.onnx`, `manifest.json`) are compiled in;
+//! [`OnnxRanker::load`] reads another folder's.
+use anyhow::Context;
+use iret_retrieve::ranking::{Features, Ranker};
+use ort::session::Session;
+use ort::value::Tensor;
+use serde::Deserialize;
+use std::path::Path;
+use std::sync::{Arc, Mutex, OnceLock};
+
+static SHIPPED_ONNX: &[u8] = include_bytes!("../../../models/ranker/ranker.onnx");
+static SHIPPED_MANIFEST: &str = include_str!("../../../models/ranker/manifest.json");
+
+/// The environment variable naming a ranker folder to use instead of the shipped one.
+pub const RANKER_DIR: &str = "IRET_RANKER_DIR";
+
+/// What `manifest.json` says of the trees.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Manifest {
+    pub kind: String,
+    /// The model's inputs, in order.
+    pub features: Vec<String>,
+    pub calibration: Calibration,
+    pub trees: usize,
+}
+
+/// `p = 1 / (1 + e^-(a·score + b))`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Calibration {
+    pub a: f32,
+    pub b: f32,
+}
+
+pub struct OnnxRanker {
+    id: String,
+    manifest: Manifest,
+    session: Mutex<Session>,
+}
+
+impl std::fmt::Debug for OnnxRanker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnnxRanker")
+            .field("id", &self.id)
+            .field("trees", &self.manifest.trees)
+            .finish()
+    }
+}
+
+impl OnnxRanker {
+    /// The ranker compiled into the binary, loaded once per process; or, when
+    /// `IRET_RANKER_DIR` names a folder ([`OnnxRanker::load`]), that one: a newly trained
+    /// model measured without rebuilding.
+    pub fn shipped() -> anyhow::Result<Arc<dyn Ranker>> {
+        static SHIPPED: OnceLock<Result<Arc<dyn Ranker>, String>> = OnceLock::new();
+        SHIPPED
+            .get_or_init(|| {
+                let ranker = match std::env::var_os(RANKER_DIR) {
+                    Some(dir) => Self::load(Path::new(&dir)),
+                    None => Self::from_parts("shipped", SHIPPED_MANIFEST, SHIPPED_ONNX),
+                };
+                ranker
+                    .map(|r| Arc::new(r) as Arc<dyn Ranker>)
+                    .map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow::anyhow!("the learned ranker: {e}"))
+    }
+
+    /// A ranker folder: `ranker.onnx` and `manifest.json`.
+    pub fn load(dir: &Path) -> anyhow::Result<Self> {
+        let manifest = std::fs::read_to_string(dir.join("manifest.json"))
+            .with_context(|| format!("{}: no manifest.json", dir.display()))?;
+        let onnx = std::fs::read(dir.join("ranker.onnx"))
+            .with_context(|| format!("{}: no ranker.onnx", dir.display()))?;
+        Self::from_parts(&dir.display().to_string(), &manifest, &onnx)
+    }
+
+    fn from_parts(id: &str, manifest: &str, onnx: &[u8]) -> anyhow::Result<Self> {
+        let manifest: Manifest =
+            serde_json::from_str(manifest).context("the ranker's manifest.json")?;
+        check_features(&manifest.features)?;
+        let env = iret_embed::onnx_environment()?;
+        let session = Session::builder(&env)
+            .and_then(|mut b| b.commit_from_memory(onnx))
+            .map_err(|e| anyhow::anyhow!("the ranker's ONNX model does not load: {e}"))?;
+        Ok(Self {
+            id: format!("{} ({}, {} trees)", id, manifest.kind, manifest.trees),
+            manifest,
+            session: Mutex::new(session),
+        })
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+}
+
+/// The model's inputs are this build's features, in the same order.
+fn check_features(names: &[String]) -> anyhow::Result<()> {
+    let ours = Features::NAMES;
+    if names.len() != ours.len() || names.iter().zip(ours).any(|(a, b)| a != b) {
+        let theirs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let missing: Vec<&&str> = ours.iter().filter(|n| !theirs.contains(n)).collect();
+        anyhow::bail!(
+            "the ranker was trained on other features ({} against this build's {}; \
+             not in the model: {missing:?}): retrain it with scripts/ranker/train.py",
+            names.len(),
+            ours.len()
+        );
+    }
+    Ok(())
+}
+
+impl Ranker for OnnxRanker {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn score(&self, rows: &[Features]) -> anyhow::Result<Vec<f32>> {
+        if rows.is_empty() {
+            return Ok(Vec::new());
+        }
+        let width = Features::NAMES.len();
+        let data: Vec<f32> = rows.iter().flat_map(|f| f.row()).collect();
+        let input = Tensor::from_array(([rows.len(), width], data))
+            .map_err(|e| anyhow::anyhow!("the ranker's input: {e}"))?;
+        let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
+        let outputs = session
+            .run(ort::inputs!["features" => input])
+            .map_err(|e| anyhow::anyhow!("the ranker failed: {e}"))?;
+        let (_, scores) = outputs[0]
+            .try_extract_tensor::<f32>()
+            .map_err(|e| anyhow::anyhow!("the ranker's output: {e}"))?;
+        anyhow::ensure!(
+            scores.len() == rows.len(),
+            "the ranker gave {} scores for {} rows",
+            scores.len(),
+            rows.len()
+        );
+        Ok(scores.to_vec())
+    }
+
+    fn probability(&self, score: f32) -> f32 {
+        let c = self.manifest.calibration;
+        iret_retrieve::ranking::learned::platt(score, c.a, c.b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shipped_ranker_loads_and_scores_a_stronger_candidate_higher() {
+        let ranker = OnnxRanker::shipped().unwrap();
+        let weak = Features {
+            rules_rank: 30.0,
+            dispatch_rank: 30.0,
+            standing: 0.2,
+            cos_best: 0.1,
+            ..Features::default()
+        };
+        let strong = Features {
+            rules_rank: 1.0,
+            dispatch_rank: 1.0,
+            standing: 1.0,
+            cos_best: 0.7,
+            bm25_best: 1.0,
+            evaluated: 1.0,
+            relevance: 0.95,
+            ..Features::default()
+        };
+        let s = ranker.score(&[weak, strong]).unwrap();
+        assert_eq!(s.len(), 2);
+        assert!(s[1] > s[0], "{s:?}");
+        let (p0, p1) = (ranker.probability(s[0]), ranker.probability(s[1]));
+        assert!((0.0..=1.0).contains(&p0) && p1 > p0, "{p0} {p1}");
+        assert!(ranker.score(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_model_of_other_features_is_refused_by_name() {
+        let err = check_features(&["cos_best".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("other features"), "{err}");
+        let ours: Vec<String> = Features::NAMES.iter().map(|s| s.to_string()).collect();
+        assert!(check_features(&ours).is_ok());
+        let mut swapped = ours.clone();
+        swapped.swap(0, 1);
+        assert!(check_features(&swapped).is_err());
+    }
+
+    #[test]
+    fn a_folder_without_the_model_is_a_clear_error() {
+        let dir = std::env::temp_dir().join("iret-rank-missing-folder");
+        let err = OnnxRanker::load(&dir).unwrap_err().to_string();
+        assert!(err.contains("manifest.json"), "{err}");
+    }
+}

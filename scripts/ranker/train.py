@@ -1,0 +1,305 @@
+#!/usr/bin/env python3
+"""Train iret's learned ranker: LightGBM LambdaMART over the features `iret bench --features`
+exports (one row per loop candidate), validated by repository (group k-fold: a repository's
+tasks are never in the fold that is tested on it), then exported to ONNX for the binary.
+
+Writes into --model (default models/ranker/):
+  ranker.onnx      the trees (onnxmltools; ONNX-ML TreeEnsembleRegressor), input "features"
+  manifest.json    the feature names in order, Platt calibration (a, b), trees, parameters
+  cv.json          the repository-held-out figures, learned against the rules, side by side
+  importance.tsv   gain per feature (the final model)
+and prints the cross-validation table. Requirements: scripts/ranker/requirements.txt.
+
+    python3 scripts/ranker/train.py --data /work/cache/mine/data --model models/ranker
+"""
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+FIXED = ["task", "repo", "mode", "path", "label"]
+PARAMS = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [1, 3, 5],
+    "learning_rate": 0.05,
+    "num_leaves": 31,
+    "min_data_in_leaf": 50,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+    "num_threads": 2,
+    "seed": 7,
+    "deterministic": True,
+    "verbose": -1,
+}
+ROUNDS = 300
+
+
+def load(data_dir, mode="iterative"):
+    """Rows of every table: (features, labels, task ids, repos, rules ranks, names)."""
+    names = None
+    feats, labels, tasks, repos = [], [], [], []
+    files = sorted(Path(data_dir).glob("*.tsv"))
+    if not files:
+        sys.exit(f"train: no *.tsv under {data_dir} (scripts/ranker/mine.py writes them)")
+    for path in files:
+        with open(path) as f:
+            header = f.readline().rstrip("\n").split("\t")
+            cols = header[len(FIXED):]
+            if names is None:
+                names = cols
+            elif cols != names:
+                sys.exit(f"train: {path} has other feature columns than {files[0]}: re-mine it")
+            for line in f:
+                parts = line.rstrip("\n").split("\t")
+                if parts[2] != mode:
+                    continue
+                tasks.append(parts[0])
+                repos.append(parts[1])
+                labels.append(int(parts[4]))
+                feats.append([float(x) for x in parts[len(FIXED):]])
+    X = np.asarray(feats, dtype=np.float32)
+    y = np.asarray(labels, dtype=np.int32)
+    return X, y, np.asarray(tasks), np.asarray(repos), names
+
+
+def groups_of(tasks):
+    """Row index ranges of each task (rows of a task are contiguous in a table)."""
+    bounds = [0]
+    for i in range(1, len(tasks)):
+        if tasks[i] != tasks[i - 1]:
+            bounds.append(i)
+    bounds.append(len(tasks))
+    return [(bounds[i], bounds[i + 1]) for i in range(len(bounds) - 1)]
+
+
+def rank_of_all(order_labels):
+    """1-based rank by which every gold row has appeared (None: a gold file is missing)."""
+    gold = [i for i, l in enumerate(order_labels) if l]
+    return gold[-1] + 1 if gold else None
+
+
+def ndcg10(order_labels, n_gold):
+    dcg = sum(1 / math.log2(i + 2) for i, l in enumerate(order_labels[:10]) if l)
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(n_gold, 10)))
+    return dcg / idcg if idcg else 0.0
+
+
+def metrics(groups, y, score, gold_counts):
+    """Acc@k (every gold file of the task in the top k) and NDCG@10 over tasks, higher
+    score first; a gold file that is no candidate counts as not found."""
+    acc = {1: 0, 3: 0, 5: 0, 10: 0}
+    nd = 0.0
+    for (a, b), n_gold in zip(groups, gold_counts):
+        order = np.argsort(-score[a:b], kind="stable")
+        labels = y[a:b][order]
+        found = int(labels.sum())
+        r = rank_of_all(labels) if found == n_gold else None
+        for k in acc:
+            acc[k] += r is not None and r <= k
+        nd += ndcg10(list(labels), n_gold)
+    n = len(groups)
+    out = {f"acc@{k}": round(100 * v / n, 1) for k, v in acc.items()}
+    out["ndcg@10"] = round(nd / n, 4)
+    out["tasks"] = n
+    return out
+
+
+def gold_counts_of(data_dir, groups, tasks):
+    """How many gold files each task has (from the bench's JSON: candidates may miss some)."""
+    gold = {}
+    for path in Path(data_dir).glob("*.json"):
+        if path.name == "provenance.json":
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except json.JSONDecodeError:
+            continue
+        for run in doc.get("runs", []):
+            gold[run["name"]] = len(run["gold"])
+    return [gold.get(tasks[a], 1) for a, _ in groups]
+
+
+def fit(lgb, X, y, groups, rows, rounds):
+    sel = np.concatenate([np.arange(a, b) for a, b in rows])
+    ds = lgb.Dataset(X[sel], y[sel], group=[b - a for a, b in rows], free_raw_data=False)
+    return lgb.train(PARAMS, ds, num_boost_round=rounds)
+
+
+def platt(scores, labels):
+    """Logistic calibration p = 1 / (1 + exp(-(a s + b))) fitted on held-out scores."""
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=1e6, max_iter=1000)
+    lr.fit(scores.reshape(-1, 1), labels)
+    return float(lr.coef_[0][0]), float(lr.intercept_[0])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data", default="/work/cache/mine/data")
+    ap.add_argument("--model", default=str(Path(__file__).resolve().parents[2] / "models/ranker"))
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--time-limit", type=float, default=1800, help="seconds (the issue's bar)")
+    ap.add_argument("--no-export", action="store_true", help="cross-validate only")
+    args = ap.parse_args()
+    import lightgbm as lgb
+
+    started = time.time()
+    X, y, tasks, repos, names = load(args.data)
+    groups = groups_of(tasks)
+    gold_counts = gold_counts_of(args.data, groups, tasks)
+    group_repo = np.asarray([repos[a] for a, _ in groups])
+    # Tasks without a gold candidate teach nothing (but count as misses in the figures).
+    trainable = [i for i, (a, b) in enumerate(groups) if y[a:b].any()]
+    rules = -X[:, names.index("rules_rank")]
+    uniq = sorted(set(group_repo))
+    rng = np.random.default_rng(7)
+    rng.shuffle(uniq)
+    fold_of = {r: i % args.folds for i, r in enumerate(uniq)}
+    oof = np.zeros(len(y), dtype=np.float64)
+    per_fold = []
+    for k in range(args.folds):
+        if time.time() - started > args.time_limit:
+            sys.exit("train: time limit reached during cross-validation")
+        train_g = [groups[i] for i in trainable if fold_of[group_repo[i]] != k]
+        test_g = [i for i in range(len(groups)) if fold_of[group_repo[i]] == k]
+        model = fit(lgb, X, y, groups, train_g, args.rounds)
+        for i in test_g:
+            a, b = groups[i]
+            oof[a:b] = model.predict(X[a:b])
+        tg = [groups[i] for i in test_g]
+        tc = [gold_counts[i] for i in test_g]
+        per_fold.append({
+            "fold": k,
+            "repos": sorted({group_repo[i] for i in test_g}),
+            "learned": metrics(tg, y, oof, tc),
+            "rules": metrics(tg, y, rules, tc),
+        })
+        print(f"fold {k}: learned {per_fold[-1]['learned']} rules {per_fold[-1]['rules']}",
+              file=sys.stderr, flush=True)
+    learned = metrics(groups, y, oof, gold_counts)
+    rule = metrics(groups, y, rules, gold_counts)
+    a, b = platt(oof, y)
+    prob = 1 / (1 + np.exp(-(a * oof + b)))
+    strong = prob >= 0.7
+    calib = {
+        "share_of_strong_that_are_gold": round(float(y[strong].mean()), 3) if strong.any() else None,
+        "share_of_gold_reaching_0.7": round(float(strong[y == 1].mean()), 3),
+    }
+    cv = {
+        "tasks": len(groups),
+        "repos": len(uniq),
+        "rows": int(len(y)),
+        "folds": args.folds,
+        "learned": learned,
+        "rules": rule,
+        "per_fold": per_fold,
+        "calibration_oof": calib,
+        "params": PARAMS,
+        "rounds": args.rounds,
+    }
+    print(f"{'':12}{'Acc@1':>8}{'Acc@3':>8}{'Acc@5':>8}{'Acc@10':>8}{'NDCG@10':>9}")
+    for name, m in (("rules", rule), ("learned", learned)):
+        print(f"{name:12}{m['acc@1']:8}{m['acc@3']:8}{m['acc@5']:8}{m['acc@10']:8}{m['ndcg@10']:9}")
+    print(f"{len(groups)} tasks of {len(uniq)} repositories, {len(y)} rows, "
+          f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
+    if args.no_export:
+        return
+    final = fit(lgb, X, y, groups, [groups[i] for i in trainable], args.rounds)
+    out = Path(args.model)
+    out.mkdir(parents=True, exist_ok=True)
+    export_onnx(final, names, out / "ranker.onnx")
+    gains = final.feature_importance("gain")
+    order = np.argsort(-gains)
+    total = gains.sum() or 1.0
+    with open(out / "importance.tsv", "w") as f:
+        f.write("feature\tgain\tshare\n")
+        for i in order:
+            f.write(f"{names[i]}\t{gains[i]:.1f}\t{gains[i] / total:.4f}\n")
+    manifest = {
+        "kind": "lightgbm-lambdarank",
+        "features": names,
+        "calibration": {"a": a, "b": b},
+        "trees": final.num_trees(),
+        "params": PARAMS,
+        "rounds": args.rounds,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
+    check_onnx(final, X[: min(len(X), 2000)], out / "ranker.onnx")
+    write_provenance(out, args, cv, manifest)
+    print(f"train: wrote {out} in {time.time() - started:.0f} s", file=sys.stderr)
+
+
+def write_provenance(out, args, cv, manifest):
+    """PROVENANCE.md: the repositories and commits mined, counts, parameters, the command."""
+    prov_path = Path(args.data) / "provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {"repos": {}}
+    repos = {k: v for k, v in prov["repos"].items() if "tasks" in v}
+    langs = sorted({v["language"] for v in repos.values()})
+    lines = [
+        "# Provenance of the learned ranker",
+        "",
+        f"- Trees: LightGBM {manifest['kind']}, {manifest['trees']} trees, "
+        f"{len(manifest['features'])} features (`iret_retrieve::ranking::Features`).",
+        f"- Trained by `python3 scripts/ranker/train.py {' '.join(sys.argv[1:])}` "
+        f"(requirements: `scripts/ranker/requirements.txt`), ONNX export by onnxmltools, "
+        "checked against LightGBM's own predictions.",
+        f"- Data: `{prov.get('command', 'scripts/ranker/mine.py')}`: "
+        f"{len(repos)} repositories in {len(langs)} languages ({', '.join(langs)}), "
+        f"{sum(v['tasks'] for v in repos.values())} tasks (commit subject+body and subject alone "
+        f"-> the non-test source files changed, on the parent's tree), {cv['rows']} candidate rows. "
+        "None of `shared/train/excluded-repos.txt`; nothing mined is committed.",
+        f"- Validation: {cv['folds']}-fold cross-validation grouped by repository "
+        "(`cv.json`): Acc@1 / @3 / @5 / NDCG@10, rules "
+        f"{cv['rules']['acc@1']} / {cv['rules']['acc@3']} / {cv['rules']['acc@5']} / "
+        f"{cv['rules']['ndcg@10']}, learned {cv['learned']['acc@1']} / {cv['learned']['acc@3']} / "
+        f"{cv['learned']['acc@5']} / {cv['learned']['ndcg@10']}.",
+        f"- Calibration (Platt, on out-of-fold scores): a = {manifest['calibration']['a']:.4f}, "
+        f"b = {manifest['calibration']['b']:.4f}.",
+        f"- Parameters: {json.dumps(manifest['params'])}, {manifest['rounds']} rounds.",
+        "",
+        "| repository | HEAD | language | tasks |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name in sorted(repos):
+        v = repos[name]
+        lines.append(f"| {name} | {v['head'][:12]} | {v['language']} | {v['tasks']} |")
+    (out / "PROVENANCE.md").write_text("\n".join(lines) + "\n")
+
+
+def export_onnx(booster, names, path):
+    import onnx
+    from onnxmltools import convert_lightgbm
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    model = convert_lightgbm(
+        booster, initial_types=[("features", FloatTensorType([None, len(names)]))],
+        target_opset=15, zipmap=False,
+    )
+    onnx.save(model, str(path))
+
+
+def check_onnx(booster, X, path):
+    """The exported trees score as LightGBM does (float32 sums: within 1e-4)."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"features": X})[0].reshape(-1)
+    want = booster.predict(X)
+    err = float(np.max(np.abs(got - want)))
+    if err > 1e-3:
+        sys.exit(f"train: the ONNX export differs from LightGBM by {err}")
+    print(f"train: ONNX export matches LightGBM (max |diff| {err:.2e})", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
