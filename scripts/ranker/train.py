@@ -132,13 +132,30 @@ def fit(lgb, X, y, groups, rows, rounds):
     return lgb.train(PARAMS, ds, num_boost_round=rounds)
 
 
-def platt(scores, labels):
-    """Logistic calibration p = 1 / (1 + exp(-(a s + b))) fitted on held-out scores."""
+def context(scores, groups):
+    """What calibration reads of a candidate's score within its task: the score, its
+    distance below the task's best, and for the best its margin over the second
+    (iret_rank::calibration_inputs computes the same)."""
+    out = np.zeros((len(scores), 3))
+    for a, b in groups:
+        s = scores[a:b]
+        top = s.max()
+        rest = np.sort(s)[::-1]
+        margin = top - rest[1] if b - a > 1 else 1.0
+        out[a:b, 0] = s
+        out[a:b, 1] = s - top
+        out[a:b, 2] = np.where(s == top, margin, 0.0)
+    return out
+
+
+def calibrate(scores, labels, groups):
+    """Logistic calibration on held-out scores in their task's context:
+    p = 1 / (1 + exp(-(w . context + b)))."""
     from sklearn.linear_model import LogisticRegression
 
-    lr = LogisticRegression(C=1e6, max_iter=1000)
-    lr.fit(scores.reshape(-1, 1), labels)
-    return float(lr.coef_[0][0]), float(lr.intercept_[0])
+    lr = LogisticRegression(C=1e6, max_iter=2000)
+    lr.fit(context(scores, groups), labels)
+    return [float(w) for w in lr.coef_[0]], float(lr.intercept_[0])
 
 
 def main():
@@ -187,8 +204,8 @@ def main():
               file=sys.stderr, flush=True)
     learned = metrics(groups, y, oof, gold_counts)
     rule = metrics(groups, y, rules, gold_counts)
-    a, b = platt(oof, y)
-    prob = 1 / (1 + np.exp(-(a * oof + b)))
+    a, b = calibrate(oof, y, groups)
+    prob = 1 / (1 + np.exp(-(context(oof, groups) @ np.asarray(a) + b)))
     strong = prob >= 0.7
     calib = {
         "share_of_strong_that_are_gold": round(float(y[strong].mean()), 3) if strong.any() else None,
@@ -263,8 +280,9 @@ def write_provenance(out, args, cv, manifest):
         f"{cv['rules']['acc@1']} / {cv['rules']['acc@3']} / {cv['rules']['acc@5']} / "
         f"{cv['rules']['ndcg@10']}, learned {cv['learned']['acc@1']} / {cv['learned']['acc@3']} / "
         f"{cv['learned']['acc@5']} / {cv['learned']['ndcg@10']}.",
-        f"- Calibration (Platt, on out-of-fold scores): a = {manifest['calibration']['a']:.4f}, "
-        f"b = {manifest['calibration']['b']:.4f}.",
+        f"- Calibration (logistic on out-of-fold scores in their task's context): "
+        f"w = {[round(w, 4) for w in manifest['calibration']['a']]}, "
+        f"b = {manifest['calibration']['b']:.4f}; {cv['calibration_oof']}.",
         f"- Parameters: {json.dumps(manifest['params'])}, {manifest['rounds']} rounds.",
         "",
         "| repository | HEAD | language | tasks |",

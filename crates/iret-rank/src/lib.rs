@@ -31,11 +31,26 @@ pub struct Manifest {
     pub trees: usize,
 }
 
-/// `p = 1 / (1 + e^-(a·score + b))`.
-#[derive(Debug, Clone, Copy, Deserialize)]
+/// `p = 1 / (1 + e^-(a · context + b))`, the context of a score within its task being
+/// [`calibration_inputs`].
+#[derive(Debug, Clone, Deserialize)]
 pub struct Calibration {
-    pub a: f32,
+    pub a: [f32; 3],
     pub b: f32,
+}
+
+/// What calibration reads of each score within one task's candidates: the score, its
+/// distance below the best, and for the best its margin over the second (1 when alone).
+/// `scripts/ranker/train.py` (`context`) computes the same.
+pub fn calibration_inputs(scores: &[f32]) -> Vec<[f32; 3]> {
+    let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut sorted = scores.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let margin = sorted.get(1).map_or(1.0, |second| top - second);
+    scores
+        .iter()
+        .map(|&s| [s, s - top, if s == top { margin } else { 0.0 }])
+        .collect()
 }
 
 pub struct OnnxRanker {
@@ -147,9 +162,15 @@ impl Ranker for OnnxRanker {
         Ok(scores.to_vec())
     }
 
-    fn probability(&self, score: f32) -> f32 {
-        let c = self.manifest.calibration;
-        iret_retrieve::ranking::learned::platt(score, c.a, c.b)
+    fn probabilities(&self, scores: &[f32]) -> Vec<f32> {
+        let c = &self.manifest.calibration;
+        calibration_inputs(scores)
+            .iter()
+            .map(|x| {
+                let z: f32 = x.iter().zip(&c.a).map(|(x, w)| x * w).sum::<f32>() + c.b;
+                1.0 / (1.0 + (-z).exp())
+            })
+            .collect()
     }
 }
 
@@ -180,9 +201,22 @@ mod tests {
         let s = ranker.score(&[weak, strong]).unwrap();
         assert_eq!(s.len(), 2);
         assert!(s[1] > s[0], "{s:?}");
-        let (p0, p1) = (ranker.probability(s[0]), ranker.probability(s[1]));
-        assert!((0.0..=1.0).contains(&p0) && p1 > p0, "{p0} {p1}");
+        let p = ranker.probabilities(&s);
+        assert!((0.0..=1.0).contains(&p[0]) && p[1] > p[0], "{p:?}");
         assert!(ranker.score(&[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn calibration_reads_each_score_against_its_tasks_best() {
+        let x = calibration_inputs(&[1.0, 3.0, 2.5]);
+        assert_eq!(
+            x[1],
+            [3.0, 0.0, 0.5],
+            "the best: its margin over the second"
+        );
+        assert_eq!(x[0], [1.0, -2.0, 0.0]);
+        assert_eq!(x[2], [2.5, -0.5, 0.0]);
+        assert_eq!(calibration_inputs(&[0.7]), vec![[0.7, 0.0, 1.0]]);
     }
 
     #[test]

@@ -53,8 +53,8 @@ impl Ranker for Reversed {
     fn score(&self, rows: &[Features]) -> anyhow::Result<Vec<f32>> {
         Ok(rows.iter().map(|f| f.rules_rank).collect())
     }
-    fn probability(&self, score: f32) -> f32 {
-        (score / 10.0).min(1.0)
+    fn probabilities(&self, scores: &[f32]) -> Vec<f32> {
+        scores.iter().map(|s| (s / 10.0).min(1.0)).collect()
     }
 }
 

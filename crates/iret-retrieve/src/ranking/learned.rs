@@ -13,8 +13,8 @@ pub trait Ranker: Send + Sync + std::fmt::Debug {
     fn id(&self) -> &str;
     /// One score per candidate, higher first.
     fn score(&self, rows: &[Features]) -> anyhow::Result<Vec<f32>>;
-    /// The probability that a candidate scored `score` is a target.
-    fn probability(&self, score: f32) -> f32;
+    /// The probability that each candidate of one task, scored `scores`, is a target.
+    fn probabilities(&self, scores: &[f32]) -> Vec<f32>;
 }
 
 /// The loop's answer in the ranker's order: every candidate, best first, its relevance
@@ -36,13 +36,19 @@ pub(crate) fn order(
         scores.len(),
         candidates.len()
     );
-    let mut ranked: Vec<(f32, Candidate)> = scores.into_iter().zip(candidates).collect();
+    let probabilities = ranker.probabilities(&scores);
+    let mut ranked: Vec<(f32, f32, Candidate)> = scores
+        .into_iter()
+        .zip(probabilities)
+        .zip(candidates)
+        .map(|((s, p), c)| (s, p, c))
+        .collect();
     // Ties keep the rules' order (candidates come in it).
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut judged: HashMap<u32, Evaluation> = evaluated.into_iter().map(|e| (e.file, e)).collect();
     let mut out = Vec::with_capacity(ranked.len());
-    for (score, c) in &ranked {
-        let relevance = (ranker.probability(*score) * 100.0).round() / 100.0;
+    for (_, probability, c) in &ranked {
+        let relevance = (probability * 100.0).round() / 100.0;
         let eval = match judged.remove(&c.file) {
             Some(e) => Some(e),
             None => seen.get(&c.file).map(|s| evaluate::unjudged(index, &s.hit)),
@@ -53,10 +59,5 @@ pub(crate) fn order(
             out.push(e);
         }
     }
-    Ok((out, ranked.into_iter().map(|(_, c)| c).collect()))
-}
-
-/// Logistic calibration: `1 / (1 + e^-(a·score + b))` (Platt scaling).
-pub fn platt(score: f32, a: f32, b: f32) -> f32 {
-    1.0 / (1.0 + (-(a * score + b)).exp())
+    Ok((out, ranked.into_iter().map(|(_, _, c)| c).collect()))
 }
