@@ -43,5 +43,5 @@ pub struct FileHit {
     /// Every signal at unit weight (dispatch's; the loop adds its own), what `score`
     /// weighed.
     #[serde(skip)]
-    pub features: crate::ranking::Features,
+    pub features: crate::ranking::features::Features,
 }
