@@ -645,3 +645,33 @@ fn wait_for_the_full_tier(root: &std::path::Path) {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+#[test]
+fn the_learned_ranker_orders_the_answer_and_a_wrong_ranker_name_is_refused() {
+    let doc = search_json(
+        indexed_fixture(),
+        "Add rate limiting to API endpoints",
+        &["--ranker", "learned", "--min-relevance", "0", "-k", "3"],
+    );
+    let files = paths(&doc);
+    assert!(
+        files.iter().any(|f| f.ends_with("middleware/throttle.ts")),
+        "throttle.ts in the learned top 3: {files:?}"
+    );
+    let relevance: Vec<f64> = doc["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["relevance"].as_f64().unwrap())
+        .collect();
+    assert!(
+        relevance.iter().all(|r| (0.0..=1.0).contains(r)),
+        "{relevance:?}"
+    );
+    let out = run(iret()
+        .args(["--ranker", "trees", "search", "x", "-C"])
+        .arg(indexed_fixture()));
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rules") && err.contains("learned"), "{err}");
+}

@@ -126,9 +126,35 @@ def gold_counts_of(data_dir, groups, tasks):
     return [gold.get(tasks[a], 1) for a, _ in groups]
 
 
+HISTORY = ["history_messages", "history_similar", "history_refs", "history_fixes",
+           "history_commits", "history_age"]
+# The share of training tasks also seen as a repository without history (an extracted tree,
+# a shallow clone): their history features as iret computes them there (0, age missing).
+HISTORY_DROPOUT = 0.0
+NAMES = []
+
+
+def without_history(X):
+    """`X` as a repository without history would give it."""
+    Xh = X.copy()
+    for name in HISTORY:
+        if name in NAMES:
+            Xh[:, NAMES.index(name)] = np.nan if name == "history_age" else 0.0
+    return Xh
+
+
 def fit(lgb, X, y, groups, rows, rounds):
     sel = np.concatenate([np.arange(a, b) for a, b in rows])
-    ds = lgb.Dataset(X[sel], y[sel], group=[b - a for a, b in rows], free_raw_data=False)
+    Xs, ys, gs = X[sel], y[sel], [b - a for a, b in rows]
+    if HISTORY_DROPOUT > 0:
+        rng = np.random.default_rng(11)
+        picked = [r for r in rows if rng.random() < HISTORY_DROPOUT]
+        if picked:
+            extra = np.concatenate([np.arange(a, b) for a, b in picked])
+            Xs = np.concatenate([Xs, without_history(X[extra])])
+            ys = np.concatenate([ys, y[extra]])
+            gs = gs + [b - a for a, b in picked]
+    ds = lgb.Dataset(Xs, ys, group=gs, free_raw_data=False)
     return lgb.train(PARAMS, ds, num_boost_round=rounds)
 
 
@@ -166,11 +192,16 @@ def main():
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds (the issue's bar)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
+    ap.add_argument("--history-dropout", type=float, default=0.0,
+                    help="share of tasks also trained on as if the repository had no history")
     args = ap.parse_args()
+    global HISTORY_DROPOUT
+    HISTORY_DROPOUT = args.history_dropout
     import lightgbm as lgb
 
     started = time.time()
     X, y, tasks, repos, names = load(args.data)
+    NAMES[:] = names
     groups = groups_of(tasks)
     gold_counts = gold_counts_of(args.data, groups, tasks)
     group_repo = np.asarray([repos[a] for a, _ in groups])
@@ -204,6 +235,22 @@ def main():
               file=sys.stderr, flush=True)
     learned = metrics(groups, y, oof, gold_counts)
     rule = metrics(groups, y, rules, gold_counts)
+    by_kind = {}
+    for kind, pick in (("subject", lambda t: t.endswith("~subject")),
+                       ("full message", lambda t: not t.endswith("~subject"))):
+        idx = [i for i, (a, _) in enumerate(groups) if pick(tasks[a])]
+        g = [groups[i] for i in idx]
+        c = [gold_counts[i] for i in idx]
+        by_kind[kind] = {"learned": metrics(g, y, oof, c), "rules": metrics(g, y, rules, c)}
+    lang_col = names.index("language")
+    by_lang = {}
+    for i, (a, _) in enumerate(groups):
+        by_lang.setdefault(int(X[a, lang_col]), []).append(i)
+    by_language = {}
+    for code, idx in sorted(by_lang.items()):
+        g = [groups[i] for i in idx]
+        c = [gold_counts[i] for i in idx]
+        by_language[code] = {"learned": metrics(g, y, oof, c), "rules": metrics(g, y, rules, c)}
     a, b = calibrate(oof, y, groups)
     prob = 1 / (1 + np.exp(-(context(oof, groups) @ np.asarray(a) + b)))
     strong = prob >= 0.7
@@ -219,13 +266,22 @@ def main():
         "learned": learned,
         "rules": rule,
         "per_fold": per_fold,
+        "by_task_text": by_kind,
+        "by_language_code": by_language,
         "calibration_oof": calib,
         "params": PARAMS,
         "rounds": args.rounds,
+        "history_dropout": args.history_dropout,
     }
     print(f"{'':12}{'Acc@1':>8}{'Acc@3':>8}{'Acc@5':>8}{'Acc@10':>8}{'NDCG@10':>9}")
     for name, m in (("rules", rule), ("learned", learned)):
         print(f"{name:12}{m['acc@1']:8}{m['acc@3']:8}{m['acc@5']:8}{m['acc@10']:8}{m['ndcg@10']:9}")
+    for kind, m in by_kind.items():
+        print(f"  {kind:12} rules {m['rules']['acc@1']:5} learned {m['learned']['acc@1']:5} "
+              f"({m['rules']['tasks']} tasks)")
+    for code, m in by_language.items():
+        print(f"  language {code:3} rules {m['rules']['acc@1']:5} learned {m['learned']['acc@1']:5} "
+              f"({m['rules']['tasks']} tasks)")
     print(f"{len(groups)} tasks of {len(uniq)} repositories, {len(y)} rows, "
           f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
     if args.no_export:
@@ -248,6 +304,7 @@ def main():
         "trees": final.num_trees(),
         "params": PARAMS,
         "rounds": args.rounds,
+        "history_dropout": args.history_dropout,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
