@@ -255,6 +255,7 @@ pub fn run(
             opts.relevance_weight
         },
     );
+    phases.mark("final order");
     let seen = candidates::Memory {
         seen: &memory.seen,
         first: &memory.first,
@@ -267,6 +268,7 @@ pub fn run(
         }
         None => (evaluated, candidates),
     };
+    phases.mark("candidates");
     Ok(Outcome {
         evaluated,
         cycles,
