@@ -231,9 +231,9 @@ mod tests {
         assert!(is_source("a/b.py") && !is_source("README.md") && !is_source("Cargo.toml"));
     }
 
-    #[test]
-    fn a_record_becomes_a_task_on_the_parent() {
-        let opts = HistoryOptions {
+    /// Full-message tasks of at least 4 words changing at most 3 files.
+    fn options() -> HistoryOptions {
+        HistoryOptions {
             repo: "o/r".into(),
             until: "HEAD".into(),
             commits: 10,
@@ -241,7 +241,12 @@ mod tests {
             max_files: 3,
             full: true,
             subject: false,
-        };
+        }
+    }
+
+    #[test]
+    fn a_record_becomes_a_task_on_the_parent() {
+        let opts = options();
         let rec = "abc123\x1fdef456\x1fHandle empty input in the parser\x1fLonger text.\n\nSigned-off-by: A <a@b>\n\x1f\n\nM\tsrc/parser.rs\nM\ttests/parser.rs\nM\tREADME.md\n";
         let t = task_of(rec, &opts).unwrap();
         assert_eq!(t.revision, "def456");
@@ -259,13 +264,8 @@ mod tests {
     #[test]
     fn both_texts_make_two_tasks_on_one_commit_the_subject_one_line() {
         let opts = HistoryOptions {
-            repo: "o/r".into(),
-            until: "HEAD".into(),
-            commits: 10,
-            min_words: 4,
-            max_files: 3,
-            full: true,
             subject: true,
+            ..options()
         };
         let rec = "abc123\x1fdef456\x1fHandle empty input in the parser\x1fLonger text.\n\x1f\n\nM\tsrc/parser.rs\n";
         let both = texts(task_of(rec, &opts).unwrap(), &opts);

@@ -1,21 +1,13 @@
 //! The loop with a learned ranker: its candidates carry their features, the ranker's order
 //! is the answer's, and its probability is the answer's relevance. A test double ranks
 //! by one feature, so what it reads is known.
-use iret_embed::FakeEmbedder;
-use iret_index::Index;
+mod common;
+use common::{embedder, indexed, write};
 use iret_retrieve::ranking::{Features, Ranker};
 use iret_retrieve::{run, Corpus, Options, Query};
 use std::sync::Arc;
 
-fn write(root: &std::path::Path, path: &str, text: &str) {
-    let p = root.join(path);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(p, text).unwrap();
-}
-
-fn embedder() -> FakeEmbedder {
-    FakeEmbedder::new(256).with_concepts(&[&["rate", "throttle", "limiting"]])
-}
+const TASK: &str = "throttle the requests to the api router";
 
 fn corpus() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
     let src = tempfile::tempdir().unwrap();
@@ -32,13 +24,7 @@ fn corpus() -> (tempfile::TempDir, tempfile::TempDir, Corpus) {
         "src/ui/button.ts",
         "export function Button(label: string) {\n  return '<button>' + label;\n}\n",
     );
-    let idx = tempfile::tempdir().unwrap();
-    let opts = iret_index::BuildOptions {
-        embedding_cache: Some(idx.path().join("embedding-cache")),
-        ..Default::default()
-    };
-    iret_index::build(r, idx.path(), &embedder(), &opts).unwrap();
-    let corpus = Corpus::new(Index::open(idx.path(), Some("fake")).unwrap());
+    let (idx, corpus) = indexed(r);
     (src, idx, corpus)
 }
 
@@ -61,13 +47,7 @@ impl Ranker for Reversed {
 #[test]
 fn candidates_carry_the_features_and_the_rules_order() {
     let (_s, _i, corpus) = corpus();
-    let out = run(
-        &corpus,
-        &embedder(),
-        &Query::new("rate limiting for the api"),
-        &Options::default(),
-    )
-    .unwrap();
+    let out = run(&corpus, &embedder(), &Query::new(TASK), &Options::default()).unwrap();
     assert!(!out.candidates.is_empty());
     // The evaluated files first, in the answer's order, ranked 1, 2, …
     for (i, e) in out.evaluated.iter().enumerate() {
@@ -91,7 +71,7 @@ fn candidates_carry_the_features_and_the_rules_order() {
 #[test]
 fn a_learned_ranker_orders_the_answer_and_gives_its_relevance() {
     let (_s, _i, corpus) = corpus();
-    let task = Query::new("rate limiting for the api");
+    let task = Query::new(TASK);
     let rules = run(&corpus, &embedder(), &task, &Options::default()).unwrap();
     let learned = run(
         &corpus,
