@@ -181,21 +181,49 @@ mod tests {
     #[test]
     fn the_shipped_ranker_loads_and_scores_a_stronger_candidate_higher() {
         let ranker = OnnxRanker::shipped().unwrap();
+        // As a loop's first and thirtieth candidates read (every feature consistent).
         let weak = Features {
-            rules_rank: 30.0,
+            cos_best: 0.2,
+            cos_top3: 0.18,
+            cos_rel: 0.3,
+            bm25_best: 0.05,
+            fused_best: 0.1,
+            chunk_hits: 1.0,
+            coherence: 0.1,
+            body_share: 1.0,
+            rules_score: 0.1,
             dispatch_rank: 30.0,
-            standing: 0.2,
-            cos_best: 0.1,
+            standing: 0.07,
+            relevance: f32::NAN,
+            eval_similarity: f32::NAN,
+            eval_coverage: f32::NAN,
+            eval_structure: f32::NAN,
+            rules_rank: 30.0,
+            file_chunks: 2.0,
+            path_depth: 2.0,
             ..Features::default()
         };
         let strong = Features {
-            rules_rank: 1.0,
+            cos_best: 0.65,
+            cos_top3: 0.55,
+            cos_rel: 1.0,
+            bm25_best: 1.0,
+            fused_best: 1.0,
+            chunk_hits: 3.0,
+            coherence: 1.3,
+            body_share: 1.0,
+            name_share: 1.0,
+            rules_score: 1.5,
             dispatch_rank: 1.0,
             standing: 1.0,
-            cos_best: 0.7,
-            bm25_best: 1.0,
             evaluated: 1.0,
             relevance: 0.95,
+            eval_similarity: 1.0,
+            eval_coverage: 1.0,
+            eval_structure: 0.8,
+            rules_rank: 1.0,
+            file_chunks: 2.0,
+            path_depth: 2.0,
             ..Features::default()
         };
         let s = ranker.score(&[weak, strong]).unwrap();
