@@ -123,10 +123,9 @@ impl Memory {
     fn stand(&mut self, cycle: usize, hits: &[FileHit], later_weight: f32) {
         let top = hits.first().map_or(1.0, |h| h.score).max(1e-6);
         for (i, h) in hits.iter().enumerate() {
-            self.seen.entry(h.file).or_insert_with(|| Sighting {
-                rank: (cycle == 1).then_some(i + 1),
-                hit: h.clone(),
-            });
+            self.seen
+                .entry(h.file)
+                .or_insert_with(|| Sighting::of(h, cycle, i + 1));
             let rel = h.score / top;
             if cycle == 1 {
                 self.first.insert(h.file, rel);

@@ -20,12 +20,26 @@ pub struct Candidate {
     pub features: Features,
 }
 
-/// What the loop saw of a file in dispatch: its rank in cycle 1 (None: found later) and
-/// the hit of the first cycle that found it (its features among it).
+/// What the loop saw of a file in dispatch: its rank in cycle 1 (None: found later), the
+/// features of the first cycle that found it, and, for cycle 1's best [`DISPATCH_TOP`]
+/// (the only candidates evaluate may not have judged), the hit itself.
 #[derive(Debug, Clone)]
 pub(crate) struct Sighting {
     pub rank: Option<usize>,
-    pub hit: FileHit,
+    pub features: Features,
+    pub hit: Option<FileHit>,
+}
+
+impl Sighting {
+    /// A file first found in `cycle` at 1-based `rank`; only what a candidate needs is kept.
+    pub(crate) fn of(hit: &FileHit, cycle: usize, rank: usize) -> Self {
+        let rank = (cycle == 1).then_some(rank);
+        Self {
+            rank,
+            features: hit.features,
+            hit: rank.filter(|&r| r <= DISPATCH_TOP).map(|_| hit.clone()),
+        }
+    }
 }
 
 /// The loop's memory of a file across cycles.
@@ -64,7 +78,7 @@ pub(crate) fn assemble(
             let mut f = memory
                 .seen
                 .get(&file)
-                .map(|s| s.hit.features)
+                .map(|s| s.features)
                 .or(eval.map(|e| e.features))
                 .unwrap_or_default();
             standing(&mut f, file, memory);

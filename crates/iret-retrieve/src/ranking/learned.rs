@@ -51,7 +51,10 @@ pub(crate) fn order(
         let relevance = (probability * 100.0).round() / 100.0;
         let eval = match judged.remove(&c.file) {
             Some(e) => Some(e),
-            None => seen.get(&c.file).map(|s| evaluate::unjudged(index, &s.hit)),
+            None => seen
+                .get(&c.file)
+                .and_then(|s| s.hit.as_ref())
+                .map(|hit| evaluate::unjudged(index, hit)),
         };
         if let Some(mut e) = eval {
             e.relevance = relevance;
