@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
+pub mod chroma;
 pub mod mcp_client;
 
 /// The real binary, with an embedding cache of this test binary's own (shared by its

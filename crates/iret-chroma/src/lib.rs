@@ -9,21 +9,33 @@
 //! model and the text embedded, which holds the chunk's path and symbol), so a record is
 //! found from the text alone and two checkouts of the same code share their records.
 //! The collection's metadata names the model, its dimensions and the index format; a
-//! collection made by another is refused.
+//! collection made by another is refused. Each ref (a checkout's branch) records which
+//! records its latest push needs ([`refs`]); a record no ref needs is collected ([`gc`]).
+//! `chroma+https://` speaks TLS ([`tls`]); a token comes from the environment ([`Access`]).
+mod access;
 mod client;
+mod gc;
+mod lock;
 mod memo;
 mod push;
+mod refs;
+mod tls;
 mod url;
 
+pub use access::{Access, Token, TokenHeader};
 pub use client::Client;
+pub use gc::{forget, gc, GcReport};
 pub use push::{push, PushReport};
-pub use url::{collection_name, StoreUrl};
+pub use refs::RefInfo;
+pub use url::{collection_name, Scheme, StoreUrl};
 
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// The store's record layout; a collection written by another is refused.
-pub const STORE_FORMAT: u32 = 1;
+/// The store's layout: 2 adds the refs' manifests beside format 1's records. A format-1
+/// collection is read as it is and becomes format 2 at its first push; an iret of format
+/// 1 refuses a format-2 collection (its push would delete other refs' records).
+pub const STORE_FORMAT: u32 = 2;
 /// The collection metadata key holding its version ([`Store::version`]).
 const VERSION_KEY: &str = "iret_version";
 /// Ids per request when asking which records the store holds (ids only, no vectors).
@@ -37,6 +49,20 @@ pub enum StoreError {
     Url(String),
     #[error("cannot reach the store at {url}: {reason} (is `chroma run` serving there?)")]
     Unreachable { url: String, reason: String },
+    #[error("{0}")]
+    Access(String),
+    #[error("no secure connection to the store at {host}: {reason}")]
+    Tls { host: String, reason: String },
+    #[error("{}", refused(host, *status, *sent, reason))]
+    Refused {
+        host: String,
+        status: u16,
+        /// The header the token went in; `None`: no token was sent.
+        sent: Option<&'static str>,
+        reason: String,
+    },
+    #[error("collection {collection} is locked by {holder} (a push checking its records or collecting garbage); try again when it is done (a lock whose holder died lapses after 10 minutes)")]
+    Locked { collection: String, holder: String },
     #[error("the store answered {status}: {message}")]
     Server { status: u16, message: String },
     #[error("the store's answer is not what iret expects: {0}")]
@@ -57,6 +83,22 @@ pub enum StoreError {
         missing: usize,
         cause: Box<StoreError>,
     },
+}
+
+fn refused(host: &str, status: u16, sent: Option<&str>, reason: &str) -> String {
+    let why = if reason.is_empty() {
+        String::new()
+    } else {
+        format!(": {reason}")
+    };
+    match sent {
+        Some(header) => format!(
+            "the store at {host} refused the token (sent in the {header} header; HTTP {status}{why}). Check IRET_STORE_TOKEN or IRET_STORE_TOKEN_FILE, and IRET_STORE_TOKEN_HEADER"
+        ),
+        None => format!(
+            "the store at {host} asks for a token (HTTP {status}{why}) and none is set: put it in IRET_STORE_TOKEN, or in a file named by IRET_STORE_TOKEN_FILE"
+        ),
+    }
 }
 
 /// A connection to one collection.
@@ -82,25 +124,30 @@ impl Store {
     /// for `model_id` at `dims` and this index format; `create` makes it when missing.
     pub fn connect(
         url: &StoreUrl,
+        access: &Access,
         default_name: &str,
         model_id: &str,
         dims: usize,
         create: bool,
     ) -> Result<Self, StoreError> {
-        let client = Client::new(&url.base, Duration::from_secs(120));
+        let client = Client::new(url, access, Duration::from_secs(120))?;
         client.heartbeat()?;
         let name = url
             .collection
             .clone()
             .unwrap_or_else(|| default_name.to_string());
-        let shown = format!("chroma://{}/{name}", url.base.trim_start_matches("http://"));
+        let shown = url.shown(&name);
         let wanted = identity(model_id, dims);
         let collection = match client.collection(&name)? {
             Some(c) => c,
             None if create => client.create(&name, wanted.clone())?,
             None => return Err(StoreError::NoCollection { name, url: shown }),
         };
-        let found = Value::Object(collection.metadata.clone().unwrap_or_default());
+        let mut found = Value::Object(collection.metadata.clone().unwrap_or_default());
+        if found["iret_store_format"] == json!(1) {
+            // Format 1 holds the same records: read as it is, made format 2 by a push.
+            found["iret_store_format"] = json!(STORE_FORMAT);
+        }
         let keys = [
             "iret_model",
             "iret_dims",
@@ -138,6 +185,12 @@ impl Store {
     pub fn remembering_in(mut self, index_dir: &std::path::Path) -> Self {
         self.memo = Some(index_dir.join("store-holding"));
         self
+    }
+
+    /// Every ref's latest push recorded in the collection (empty for a collection of an
+    /// older iret, which records none).
+    pub fn refs(&self) -> Result<Vec<RefInfo>, StoreError> {
+        Ok(refs::read(self)?.map(|m| m.refs).unwrap_or_default())
     }
 
     /// `chroma://HOST:PORT/COLLECTION`.

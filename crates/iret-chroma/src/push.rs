@@ -1,9 +1,14 @@
-//! `iret index --store`: the collection made to hold what the live index holds, sending
-//! only the records it lacks and deleting those the index no longer has. The server's
-//! records are the push's progress: a push killed midway leaves the batches it sent, and
-//! the next push sends the rest.
+//! `iret index --store`: the collection made to hold what the live index holds, under
+//! the checkout's ref (its branch): the ref's manifest names the index's records
+//! ([`crate::refs`]), the records the collection lacks are sent, then, under the
+//! collection's lock, every record the ref needs is checked (one a concurrent collection
+//! took is sent again) and what no ref needs any more is collected ([`crate::gc`]). A push
+//! never deletes what another ref's push needs. The server's records are the push's
+//! progress: a push killed midway leaves the batches it sent, and the next push sends
+//! the rest.
 use crate::client::Records;
-use crate::{hex, Store, StoreError};
+use crate::lock::Lock;
+use crate::{gc, hex, refs, Store, StoreError};
 use iret_index::Index;
 use serde_json::{json, Value};
 use std::collections::HashSet;
@@ -17,9 +22,13 @@ const LIST_PAGE: usize = 5000;
 /// What a push did.
 #[derive(Debug, Clone, Default)]
 pub struct PushReport {
+    /// The ref pushed.
+    pub ref_name: String,
     /// Records sent (chunks and vocabulary terms).
     pub added: usize,
-    /// Records deleted: no longer in the index.
+    /// Records sent again: a concurrent collection had deleted them.
+    pub resent: usize,
+    /// Records collected: no ref needs them any more.
     pub deleted: usize,
     /// Records the store already held.
     pub kept: usize,
@@ -30,12 +39,21 @@ pub struct PushReport {
 
 impl PushReport {
     pub fn summary(&self, store: &Store) -> String {
+        let resent = if self.resent > 0 {
+            format!(
+                " ({} sent again after a concurrent collection)",
+                self.resent
+            )
+        } else {
+            String::new()
+        };
         format!(
-            "pushed to {}: {} records added, {} deleted, {} already there, in {:.1}s ({:.1} MB sent, {:.1} MB received)",
+            "pushed ref {} to {}: {} records added{resent}, {} already there, {} deleted (needed by no ref), in {:.1}s ({:.1} MB sent, {:.1} MB received)",
+            self.ref_name,
             store.url(),
             self.added,
-            self.deleted,
             self.kept,
+            self.deleted,
             self.seconds,
             self.bytes_sent as f64 / 1e6,
             self.bytes_received as f64 / 1e6
@@ -46,15 +64,62 @@ impl PushReport {
 /// One record to push.
 struct Record<'a> {
     id: String,
+    key: [u8; 16],
     vector: &'a [f32],
     document: &'a str,
     metadata: Value,
 }
 
-/// Makes the collection hold the index's records.
-pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, StoreError> {
+/// Makes the collection hold the index's records as `ref_name`'s (`commit`: its HEAD).
+pub fn push(
+    store: &Store,
+    index: &Index,
+    ref_name: &str,
+    commit: Option<&str>,
+    progress: bool,
+) -> Result<PushReport, StoreError> {
     let started = Instant::now();
     let before = store.bytes();
+    check_index(store, index)?;
+    let records = records(index);
+    let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+    // The manifest first: from here on a collection keeps what this push needs.
+    refs::write(store, ref_name, &refs::generation(), &ids, commit)?;
+    let on_server = list_ids(store)?;
+    let missing: Vec<&Record> = records
+        .iter()
+        .filter(|r| !on_server.contains(&r.id))
+        .collect();
+    let batch = PUSH_BATCH.min(store.client().max_batch_size()?.max(1));
+    send(store, &missing, batch, progress)?;
+    // Under the lock: nothing collects while the ref's records are checked.
+    let lock = Lock::take(store.client(), &store.name, gc::LOCK_WAIT)?;
+    let keys: Vec<[u8; 16]> = records.iter().map(|r| r.key).collect();
+    let lacking = gc::lacking(store, &keys)?;
+    let again: Vec<&Record> = records
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| lacking.contains(i))
+        .map(|(_, r)| r)
+        .collect();
+    send(store, &again, batch, false)?;
+    let collected = gc::collect(store)?;
+    drop(lock);
+    let after = store.bytes();
+    Ok(PushReport {
+        ref_name: ref_name.to_string(),
+        added: missing.len(),
+        resent: again.len(),
+        deleted: collected.deleted,
+        kept: records.len() - missing.len(),
+        bytes_sent: after.0 - before.0,
+        bytes_received: after.1 - before.1,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// A store takes only a complete index of its own model.
+fn check_index(store: &Store, index: &Index) -> Result<(), StoreError> {
     let m = &index.manifest;
     if m.pending() || m.static_tier.is_some() {
         return Err(StoreError::NotReady(format!(
@@ -71,34 +136,30 @@ pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, 
             wanted: format!("{} ({} dimensions) for this index", m.model_id, m.dims),
         });
     }
-    let records = records(index);
-    let on_server = list_ids(store)?;
-    let wanted: HashSet<&str> = records.iter().map(|r| r.id.as_str()).collect();
-    let missing: Vec<&Record> = records
-        .iter()
-        .filter(|r| !on_server.contains(&r.id))
-        .collect();
-    let stale: Vec<String> = on_server
-        .iter()
-        .filter(|id| !wanted.contains(id.as_str()))
-        .cloned()
-        .collect();
-    let batch = PUSH_BATCH.min(store.client().max_batch_size()?.max(1));
-    let changing = !missing.is_empty() || !stale.is_empty();
+    Ok(())
+}
+
+/// Adds `records` in batches, the collection's version changed before the first and
+/// after the last; a failure says how far it got.
+fn send(
+    store: &Store,
+    records: &[&Record],
+    batch: usize,
+    progress: bool,
+) -> Result<(), StoreError> {
+    if records.is_empty() {
+        return Ok(());
+    }
     let mut sent = 0;
     let cut = |sent: usize, source: StoreError| StoreError::PushCut {
         sent,
-        missing: missing.len(),
+        missing: records.len(),
         cause: Box::new(source),
     };
-    if changing {
-        // Readers re-learn what the collection holds when its version changes: once
-        // before the first change, once after the last.
-        store.new_version().map_err(|e| cut(0, e))?;
-    }
-    let bar = progress_bar(progress, missing.len());
-    // Adds first, deletes after: a push stopped midway leaves a superset of the index.
-    for chunk in missing.chunks(batch) {
+    // Readers re-learn what the collection holds when its version changes.
+    store.new_version().map_err(|e| cut(0, e))?;
+    let bar = progress_bar(progress, records.len());
+    for chunk in records.chunks(batch) {
         let recs = Records {
             ids: chunk.iter().map(|r| r.id.clone()).collect(),
             embeddings: chunk.iter().map(|r| r.vector).collect(),
@@ -117,24 +178,7 @@ pub fn push(store: &Store, index: &Index, progress: bool) -> Result<PushReport, 
     if let Some(b) = bar {
         b.finish_and_clear();
     }
-    for chunk in stale.chunks(batch) {
-        store
-            .client()
-            .delete(store.id(), chunk)
-            .map_err(|e| cut(sent, e))?;
-    }
-    if changing {
-        store.new_version().map_err(|e| cut(sent, e))?;
-    }
-    let after = store.bytes();
-    Ok(PushReport {
-        added: missing.len(),
-        deleted: stale.len(),
-        kept: records.len() - missing.len(),
-        bytes_sent: after.0 - before.0,
-        bytes_received: after.1 - before.1,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    store.new_version().map_err(|e| cut(sent, e))
 }
 
 /// The index's records: its chunks (path and symbol as metadata) and its vocabulary
@@ -143,10 +187,12 @@ fn records(index: &Index) -> Vec<Record<'_>> {
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(index.chunks.len() + index.vocab.terms.len());
     for (i, c) in index.chunks.iter().enumerate() {
-        let id = hex(&iret_index::remote::chunk_key(index, i));
+        let key = iret_index::remote::chunk_key(index, i);
+        let id = hex(&key);
         if seen.insert(id.clone()) {
             out.push(Record {
                 id,
+                key,
                 vector: index.vectors.get(i),
                 document: &c.text,
                 metadata: json!({
@@ -159,10 +205,12 @@ fn records(index: &Index) -> Vec<Record<'_>> {
     }
     let dims = index.vocab.dims;
     for (t, term) in index.vocab.terms.iter().enumerate() {
-        let id = hex(&iret_index::cache::key(&index.manifest.model_id, term));
+        let key = iret_index::cache::key(&index.manifest.model_id, term);
+        let id = hex(&key);
         if seen.insert(id.clone()) {
             out.push(Record {
                 id,
+                key,
                 vector: &index.vocab.vectors[t * dims..(t + 1) * dims],
                 document: term,
                 metadata: json!({"kind": "term"}),
@@ -173,7 +221,7 @@ fn records(index: &Index) -> Vec<Record<'_>> {
 }
 
 /// Every record id in the collection.
-fn list_ids(store: &Store) -> Result<HashSet<String>, StoreError> {
+pub(crate) fn list_ids(store: &Store) -> Result<HashSet<String>, StoreError> {
     let mut ids = HashSet::new();
     let mut offset = 0;
     loop {

@@ -15,12 +15,25 @@ pub struct Cli {
     /// Folder with the embedding model (default: the model compiled into iret, written once to ~/.cache/iret).
     #[arg(long, global = true, env = "IRET_MODEL_DIR")]
     pub model_dir: Option<PathBuf>,
-    /// A team's index in Chroma: chroma://HOST:PORT[/COLLECTION] (default collection:
-    /// iret-<folder>-<model>-f<format>). `index` pushes what changed to it; `search`,
-    /// `mcp` and `watch` take the vectors it holds instead of embedding them and have it
-    /// search them; `status` reports it.
+    /// A team's index in Chroma: chroma+https://HOST:PORT[/TENANT/DATABASE][/COLLECTION]
+    /// (TLS), or chroma+http:// (chroma:// for short); default collection:
+    /// iret-<folder>-<model>-f<format>. `index` pushes what changed to it, as this
+    /// checkout's branch; `search`, `mcp` and `watch` take the vectors it holds instead of
+    /// embedding them and have it search them; `status` reports it. A token is read from
+    /// IRET_STORE_TOKEN or the file IRET_STORE_TOKEN_FILE names (never from the address),
+    /// sent as `Authorization: Bearer` (IRET_STORE_TOKEN_HEADER=X-Chroma-Token: Chroma's
+    /// header); over plain HTTP only to this machine unless
+    /// IRET_STORE_ALLOW_TOKEN_OVER_HTTP=1.
     #[arg(long, global = true, env = "IRET_STORE", value_name = "URL")]
     pub store: Option<String>,
+    /// The CA bundle (PEM) a chroma+https:// store's certificate must chain to (a team's
+    /// own CA); default: the system's trust store.
+    #[arg(long, global = true, env = "IRET_STORE_CA", value_name = "FILE")]
+    pub store_ca: Option<PathBuf>,
+    /// The name this checkout's pushes are recorded under in the store (default: its git
+    /// branch). A push never deletes records another ref needs.
+    #[arg(long, global = true, env = "IRET_STORE_REF", value_name = "NAME")]
+    pub store_ref: Option<String>,
     /// What orders the loop's answer and gives its relevance: `rules` (the hand-set
     /// weights) or `learned` (the shipped ranker, trained on tasks mined from public
     /// histories; IRET_RANKER_DIR names another ranker folder).
@@ -47,6 +60,8 @@ pub enum Command {
     /// Show or remove the embedding cache shared by every index on this machine
     /// (in ~/.cache/iret/embeddings; IRET_EMBED_CACHE moves it, IRET_EMBED_CACHE_MAX caps it)
     Cache(commands::cache::Args),
+    /// Keep a team's store tidy: collect records no branch needs, forget a branch's push
+    Store(commands::store::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),
 }
@@ -72,6 +87,7 @@ fn main() -> ExitCode {
         Command::Status(args) => commands::status::run(&cli, args),
         Command::Cache(args) => commands::cache::run(args),
         Command::Watch(args) => commands::watch::run(&cli, args),
+        Command::Store(args) => commands::store::run(&cli, args),
     };
     match result {
         Ok(code) => code,

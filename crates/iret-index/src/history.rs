@@ -124,6 +124,24 @@ pub fn head_of(root: &Path) -> Option<String> {
     Some(id.to_string())
 }
 
+/// The branch checked out at `root` (`main`, `feature/x`); `detached-<12 hex>` for a
+/// detached HEAD; None outside git. A store's pushes are recorded under it.
+pub fn branch_of(root: &Path) -> Option<String> {
+    let repo = git2::Repository::discover(root).ok()?;
+    let head = repo.head().ok();
+    match head.as_ref().filter(|h| h.is_branch()) {
+        Some(h) => h.shorthand().map(str::to_string),
+        None => {
+            // An unborn branch (no commit yet) still has a name.
+            let unborn = repo.find_reference("HEAD").ok()?;
+            match unborn.symbolic_target() {
+                Some(t) => Some(t.trim_start_matches("refs/heads/").to_string()),
+                None => Some(format!("detached-{}", &head?.target()?.to_string()[..12])),
+            }
+        }
+    }
+}
+
 /// The history of `root` at its HEAD, starting from `previous` (read at another HEAD):
 /// only the commits between the two are read. Outside git, an empty history. A shallow
 /// clone has the history its commits hold.

@@ -105,7 +105,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         modes,
         reindex: args.reindex,
         progress: true,
-        serve: super::store::url(cli)?.map(|url| serve(url, embedder.clone())),
+        serve: super::store::target(cli)?.map(|target| serve(target, embedder.clone())),
     };
     let runs = run_bench(&cfg, embedder)?;
     if runs.is_empty() {
@@ -200,11 +200,11 @@ fn write_json(args: &Args, doc: serde_json::Value) -> anyhow::Result<()> {
 /// `iret bench --store`: each repository's index pushed to its own collection of the
 /// store (`<collection>-<repo>` when the address names one), the push reported.
 fn serve(
-    url: iret_chroma::StoreUrl,
+    target: super::store::Target,
     embedder: std::sync::Arc<dyn iret_embed::Embedder>,
 ) -> iret_bench::Serve {
     std::sync::Arc::new(move |repo: &str, index: &iret_index::Index| {
-        let name = match &url.collection {
+        let name = match &target.url.collection {
             Some(c) => format!("{c}-{repo}"),
             None => iret_chroma::collection_name(
                 repo,
@@ -212,18 +212,16 @@ fn serve(
                 iret_index::store::FORMAT_VERSION,
             ),
         };
-        let at = iret_chroma::StoreUrl {
-            base: url.base.clone(),
-            collection: Some(name),
-        };
+        let at = target.url.with_collection(name);
         let store = std::sync::Arc::new(iret_chroma::Store::connect(
             &at,
+            &target.access,
             repo,
             embedder.model_id(),
             embedder.dims(),
             true,
         )?);
-        let pushed = iret_chroma::push(&store, index, false)?;
+        let pushed = iret_chroma::push(&store, index, "bench", None, false)?;
         eprintln!("iret bench: {repo}: {}", pushed.summary(&store));
         Ok(store as std::sync::Arc<dyn iret_index::RemoteNearest>)
     })

@@ -46,9 +46,9 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         super::model_dir(cli)?
     };
     let embedder = iret_embed::load_model(&model)?;
-    let store = match super::store::url(cli)? {
-        Some(url) => Some(super::store::connect(
-            &url,
+    let store = match super::store::target(cli)? {
+        Some(target) => Some(super::store::connect(
+            &target,
             &args.at.path,
             embedder.model_id(),
             embedder.dims(),
@@ -94,7 +94,9 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if let Some(store) = store.filter(|_| !args.no_push) {
         let index = iret_index::Index::open(&index_dir, Some(embedder.model_id()))?;
         let progress = !args.quiet && std::io::stderr().is_terminal();
-        let pushed = iret_chroma::push(&store, &index, progress)?;
+        let ref_name = super::store::ref_name(cli, &args.at.path);
+        let commit = iret_index::history::head_of(&args.at.path);
+        let pushed = iret_chroma::push(&store, &index, &ref_name, commit.as_deref(), progress)?;
         if !args.quiet {
             eprintln!("{}", pushed.summary(&store));
         }

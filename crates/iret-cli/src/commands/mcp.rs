@@ -73,7 +73,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         shipped: cli.model_dir.is_none(),
         index: !args.no_index,
         refresh: !args.no_refresh,
-        store: super::store::url(cli)?,
+        store: super::store::target(cli)?,
         ranker: super::ranker(cli)?,
         child: super::Child::of(cli),
     };
@@ -109,7 +109,7 @@ struct Opener {
     index: bool,
     refresh: bool,
     /// `--store`: each repository's collection in it.
-    store: Option<iret_chroma::StoreUrl>,
+    store: Option<super::store::Target>,
     /// `--ranker`.
     ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
     /// The background build of a repository without an index: this run's model and store.
@@ -134,8 +134,8 @@ impl Opener {
         }
         let (embedder, tokens) = self.model(dir)?;
         let remote = match &self.store {
-            Some(url) => Some(super::store::remote(super::store::connect_to_query(
-                url,
+            Some(target) => Some(super::store::remote(super::store::connect_to_query(
+                target,
                 root,
                 dir,
                 embedder.model_id(),

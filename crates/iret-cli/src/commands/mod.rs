@@ -101,9 +101,9 @@ pub fn open_engine(
             root.display()
         );
     }
-    let remote = match store::url(cli)? {
-        Some(url) => Some(store::remote(store::connect_to_query(
-            &url,
+    let remote = match store::target(cli)? {
+        Some(target) => Some(store::remote(store::connect_to_query(
+            &target,
             &root,
             &dir,
             embedder.model_id(),
@@ -159,6 +159,7 @@ pub fn background_above() -> usize {
 pub struct Child {
     model_dir: Option<PathBuf>,
     store: Option<String>,
+    store_ca: Option<PathBuf>,
 }
 
 impl Child {
@@ -166,6 +167,7 @@ impl Child {
         Self {
             model_dir: cli.model_dir.clone(),
             store: cli.store.clone(),
+            store_ca: cli.store_ca.clone(),
         }
     }
 
@@ -177,6 +179,10 @@ impl Child {
         }
         if let Some(url) = &self.store {
             cmd.arg("--store").arg(url);
+        }
+        // The token travels in the environment the child inherits, never in its arguments.
+        if let Some(ca) = &self.store_ca {
+            cmd.arg("--store-ca").arg(ca);
         }
         cmd.args(["index", "-q", "--wait", "--no-push"])
             .arg(root)

@@ -12,8 +12,8 @@ pub struct Args {
 pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let (root, index_dir) = super::locate(&args.at.path, args.at.index_dir.as_deref());
     let s = iret_index::status::status(&root, &index_dir)?;
-    let store = match super::store::url(cli)? {
-        Some(url) => Some(store_status(&url, &root, &index_dir)?),
+    let store = match super::store::target(cli)? {
+        Some(target) => Some(store_status(cli, &target, &root, &index_dir)?),
         None => None,
     };
     if args.json {
@@ -25,10 +25,7 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(st) = &store {
-        println!(
-            "store      {}: {} records; {} of this index's {} chunks there",
-            st.url, st.records, st.chunks_present, st.chunks
-        );
+        print_store(st);
     }
     println!("index      {} ({})", index_dir.display(), s.generation);
     println!("files      {}", s.files);
@@ -106,23 +103,29 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// What the store holds for this index.
+/// What the store holds for this index and this checkout's ref.
 #[derive(serde::Serialize)]
 struct StoreStatus {
     url: String,
     records: usize,
     chunks: usize,
     chunks_present: usize,
+    /// This checkout's ref (its branch, or --store-ref).
+    #[serde(rename = "ref")]
+    ref_name: String,
+    /// Every ref's latest push the collection records.
+    refs: Vec<iret_chroma::RefInfo>,
 }
 
 fn store_status(
-    url: &iret_chroma::StoreUrl,
+    cli: &crate::Cli,
+    target: &super::store::Target,
     root: &std::path::Path,
     index_dir: &std::path::Path,
 ) -> anyhow::Result<StoreStatus> {
     let index = iret_index::Index::open(index_dir, None)?;
     let m = &index.manifest;
-    let store = super::store::connect(url, root, &m.model_id, m.dims, false)?;
+    let store = super::store::connect(target, root, &m.model_id, m.dims, false)?;
     let keys: Vec<[u8; 16]> = (0..index.chunks.len())
         .map(|c| iret_index::remote::chunk_key(&index, c))
         .collect();
@@ -131,5 +134,50 @@ fn store_status(
         records: store.count()?,
         chunks: keys.len(),
         chunks_present: store.present(&keys)?,
+        ref_name: super::store::ref_name(cli, root),
+        refs: store.refs()?,
     })
+}
+
+fn print_store(st: &StoreStatus) {
+    println!(
+        "store      {}: {} records; {} of this index's {} chunks there",
+        st.url, st.records, st.chunks_present, st.chunks
+    );
+    let mine = st.refs.iter().find(|r| r.name == st.ref_name);
+    match mine {
+        Some(r) => println!(
+            "           this checkout's ref {}: {} records, pushed {}",
+            r.name,
+            r.records,
+            ago(r.pushed_at)
+        ),
+        None => println!(
+            "           this checkout's ref {} has not been pushed (`iret index --store …` pushes it)",
+            st.ref_name
+        ),
+    }
+    for r in st.refs.iter().filter(|r| r.name != st.ref_name) {
+        println!(
+            "           ref {}: {} records, pushed {}",
+            r.name,
+            r.records,
+            ago(r.pushed_at)
+        );
+    }
+}
+
+/// `3 min ago`, by this machine's clock.
+fn ago(unix: u64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(unix);
+    let s = now.saturating_sub(unix);
+    match s {
+        0..=119 => format!("{s} s ago"),
+        120..=7199 => format!("{} min ago", s / 60),
+        7200..=172_799 => format!("{} h ago", s / 3600),
+        _ => format!("{} days ago", s / 86_400),
+    }
 }

@@ -1,27 +1,44 @@
-//! `--store chroma://HOST:PORT[/COLLECTION]` (or `IRET_STORE`): a team's index in Chroma.
+//! `--store chroma+https://HOST:PORT[/TENANT/DATABASE][/COLLECTION]` (or `IRET_STORE`): a
+//! team's index in Chroma, reached with the token and CA bundle of the environment; and
+//! `iret store gc|forget`, the collection's housekeeping.
 use crate::Cli;
-use iret_chroma::{Store, StoreUrl};
+use iret_chroma::{Access, Store, StoreUrl};
 use iret_index::Remote;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
-/// The store named by `--store`/`IRET_STORE`, parsed.
-pub fn url(cli: &Cli) -> anyhow::Result<Option<StoreUrl>> {
-    match cli
+/// Where the store is and how to reach it.
+#[derive(Clone)]
+pub struct Target {
+    pub url: StoreUrl,
+    pub access: Access,
+}
+
+/// The store named by `--store`/`IRET_STORE`, parsed, with the environment's token
+/// (`IRET_STORE_TOKEN[_FILE]`, `IRET_STORE_TOKEN_HEADER`) and `--store-ca`.
+pub fn target(cli: &Cli) -> anyhow::Result<Option<Target>> {
+    let Some(s) = cli
         .store
         .as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
-    {
-        Some(s) => Ok(Some(StoreUrl::parse(s)?)),
-        None => Ok(None),
+    else {
+        return Ok(None);
+    };
+    let url = StoreUrl::parse(s)?;
+    let mut access = Access::from_env()?;
+    if let Some(ca) = &cli.store_ca {
+        access.ca = Some(ca.clone());
     }
+    access.check(&url)?;
+    Ok(Some(Target { url, access }))
 }
 
 /// Connects to the collection of the repository at `root` for `model_id` (`create`: made
 /// when missing, for a push).
 pub fn connect(
-    url: &StoreUrl,
+    target: &Target,
     root: &Path,
     model_id: &str,
     dims: usize,
@@ -29,21 +46,26 @@ pub fn connect(
 ) -> anyhow::Result<Arc<Store>> {
     let name = default_name(root, model_id);
     Ok(Arc::new(Store::connect(
-        url, &name, model_id, dims, create,
+        &target.url,
+        &target.access,
+        &name,
+        model_id,
+        dims,
+        create,
     )?))
 }
 
 /// Connects for queries on the index in `index_dir`, which remembers what the store
 /// holds of it between processes.
 pub fn connect_to_query(
-    url: &StoreUrl,
+    target: &Target,
     root: &Path,
     index_dir: &Path,
     model_id: &str,
     dims: usize,
 ) -> anyhow::Result<Arc<Store>> {
     let name = default_name(root, model_id);
-    let store = Store::connect(url, &name, model_id, dims, false)?;
+    let store = Store::connect(&target.url, &target.access, &name, model_id, dims, false)?;
     Ok(Arc::new(store.remembering_in(index_dir)))
 }
 
@@ -57,10 +79,77 @@ pub fn default_name(root: &Path, model_id: &str) -> String {
     iret_chroma::collection_name(&folder, model_id, iret_index::store::FORMAT_VERSION)
 }
 
+/// The ref a checkout pushes as: `--store-ref`, else its branch (`detached-<commit>` on
+/// a detached HEAD), else `default` outside git.
+pub fn ref_name(cli: &Cli, root: &Path) -> String {
+    cli.store_ref
+        .as_deref()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .map(str::to_string)
+        .or_else(|| iret_index::history::branch_of(root))
+        .unwrap_or_else(|| "default".into())
+}
+
 /// Both sides of `store`, as the engine takes them.
 pub fn remote(store: Arc<Store>) -> Remote {
     Remote {
         vectors: store.clone(),
         nearest: store,
     }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Action {
+    /// Delete the records no ref's latest push needs (every push does this too; safe
+    /// while others push: it waits for their checks, under the collection's lock)
+    Gc(On),
+    /// Forget a ref's push (a merged or deleted branch), then collect what only it needed
+    Forget {
+        /// The ref: a branch name, or the name a push gave with --store-ref
+        #[arg(value_name = "REF")]
+        name: String,
+        #[command(flatten)]
+        on: On,
+    },
+}
+
+/// The repository whose collection is meant (its name is the default collection's).
+#[derive(clap::Args)]
+pub struct On {
+    /// Repository root.
+    #[arg(long, default_value = ".")]
+    pub repo: PathBuf,
+}
+
+pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
+    let Some(target) = target(cli)? else {
+        anyhow::bail!("`iret store` needs --store (or IRET_STORE): the store's address");
+    };
+    let on = match &args.action {
+        Action::Gc(on) | Action::Forget { on, .. } => on,
+    };
+    let model = iret_embed::load_model(&super::model_dir(cli)?)?;
+    let store = connect(&target, &on.repo, model.model_id(), model.dims(), false)?;
+    let report = match &args.action {
+        Action::Gc(_) => iret_chroma::gc(&store)?,
+        Action::Forget { name, .. } => match iret_chroma::forget(&store, name)? {
+            Some(r) => r,
+            None => anyhow::bail!("{} has no ref {name:?}", store.url()),
+        },
+    };
+    eprintln!(
+        "{}: {} records deleted, {} kept, needed by {} refs",
+        store.url(),
+        report.deleted,
+        report.kept,
+        report.refs
+    );
+    Ok(ExitCode::SUCCESS)
 }
