@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 pub mod chroma;
 pub mod mcp_client;
+pub mod proxy;
 
 /// The real binary, with an embedding cache of this test binary's own (shared by its
 /// tests, as by a user's checkouts; not by other test binaries or the user's own runs),

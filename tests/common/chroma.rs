@@ -149,6 +149,26 @@ impl Server {
         format!("chroma://127.0.0.1:{}/{collection}", self.port)
     }
 
+    /// The ids of `collection`'s records.
+    pub fn ids(&self, collection: &str) -> std::collections::HashSet<String> {
+        let id = self.collection_id(collection);
+        let (status, body) = http(
+            self.port,
+            "POST",
+            &format!("{DB}/collections/{id}/get"),
+            Some(r#"{"include": []}"#),
+        )
+        .expect("the server answers");
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        v["ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i.as_str().unwrap().to_string())
+            .collect()
+    }
+
     /// Records in `collection`.
     pub fn count(&self, collection: &str) -> usize {
         self.try_count(collection)

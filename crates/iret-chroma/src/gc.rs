@@ -47,12 +47,26 @@ pub(crate) fn collect(store: &Store) -> Result<GcReport, StoreError> {
         });
     };
     let stale: Vec<String> = ids.difference(&manifests.needed).cloned().collect();
+    test_pause();
     delete(store, &stale)?;
     Ok(GcReport {
         deleted: stale.len(),
         kept: ids.len() - stale.len(),
         refs: manifests.refs.len(),
     })
+}
+
+/// A test hook: `IRET_TEST_GC_PAUSE_MS` holds a collection between deciding and deleting,
+/// the window a slow network opens, so that a test can push into it for certain.
+fn test_pause() {
+    let Some(ms) = std::env::var("IRET_TEST_GC_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    eprintln!("iret: test hook: collection paused for {ms} ms");
+    std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 /// Deletes `ids`, the collection's version changed before and after.

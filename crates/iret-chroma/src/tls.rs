@@ -69,7 +69,8 @@ fn describe(e: &rustls::Error) -> String {
                 "its certificate is not valid yet"
             } else if kind.starts_with("NotValidForName") {
                 "its certificate is not for this host name"
-            } else if kind.starts_with("UnknownIssuer") {
+            } else if kind.starts_with("UnknownIssuer") || kind.starts_with("BadSignature") {
+                // BadSignature: it names a trusted authority that did not sign it.
                 "its certificate is not signed by an authority iret trusts (a team's own CA goes in IRET_STORE_CA)"
             } else if kind.starts_with("Revoked") {
                 "its certificate is revoked"
