@@ -83,8 +83,9 @@ pub fn push(
     check_index(store, index)?;
     let records = records(index);
     let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
+    let version = store.version()?;
     // The manifest first: from here on a collection keeps what this push needs.
-    refs::write(store, ref_name, &refs::generation(), &ids, commit)?;
+    let changed = refs::write(store, ref_name, &refs::generation(), &ids, commit)?;
     let on_server = list_ids(store)?;
     let missing: Vec<&Record> = records
         .iter()
@@ -92,19 +93,28 @@ pub fn push(
         .collect();
     let batch = PUSH_BATCH.min(store.client().max_batch_size()?.max(1));
     send(store, &missing, batch, progress)?;
-    // Under the lock: nothing collects while the ref's records are checked.
-    let lock = Lock::take(store.client(), &store.name, gc::LOCK_WAIT)?;
-    let keys: Vec<[u8; 16]> = records.iter().map(|r| r.key).collect();
-    let lacking = gc::lacking(store, &keys)?;
-    let again: Vec<&Record> = records
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| lacking.contains(i))
-        .map(|(_, r)| r)
-        .collect();
-    send(store, &again, batch, false)?;
-    let collected = gc::collect(store)?;
-    drop(lock);
+    let mut again = Vec::new();
+    let mut collected = gc::GcReport::default();
+    // Nothing sent, the same manifest, and no record changed since before the listing
+    // (every change gives the collection a new version): there is nothing to check.
+    let settled = missing.is_empty() && !changed && store.version()? == version;
+    if !settled {
+        // Under the lock: nothing collects while the ref's records are checked.
+        let _lock = Lock::take(store.client(), &store.name, gc::LOCK_WAIT)?;
+        let keys: Vec<[u8; 16]> = records.iter().map(|r| r.key).collect();
+        let lacking = gc::lacking(store, &keys)?;
+        again = records
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| lacking.contains(i))
+            .map(|(_, r)| r)
+            .collect();
+        send(store, &again, batch, false)?;
+        // Only a ref whose manifest changed leaves records nobody needs.
+        if changed {
+            collected = gc::collect(store)?;
+        }
+    }
     let after = store.bytes();
     Ok(PushReport {
         ref_name: ref_name.to_string(),

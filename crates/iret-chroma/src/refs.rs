@@ -62,15 +62,25 @@ pub(crate) fn generation() -> String {
 
 /// Records `ids` as what `ref_name` needs, as generation `generation`, then deletes the
 /// ref's older generations (never a newer one: of two pushes of one ref at once, the
-/// later generation stands).
+/// later generation stands). Whether the manifest changed: a ref whose latest complete
+/// generation names the same ids (by digest) is left as it is.
 pub(crate) fn write(
     store: &Store,
     ref_name: &str,
     generation: &str,
     ids: &[String],
     commit: Option<&str>,
-) -> Result<(), StoreError> {
+) -> Result<bool, StoreError> {
     let side = collection(store, true)?.expect("created");
+    let digest = digest(ids);
+    let current =
+        store
+            .client()
+            .get_where(&side.id, Some(json!({"ref": ref_name})), &["metadatas"])?;
+    let current = metadatas(&current.metadatas, current.ids.len());
+    if newest_complete(&current).is_some_and(|m| m["digest"] == json!(digest)) {
+        return Ok(false);
+    }
     let pushed_at = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -89,6 +99,7 @@ pub(crate) fn write(
             "pages": n,
             "records": ids.len(),
             "pushed_at": pushed_at,
+            "digest": digest,
         });
         if let Some(c) = commit {
             m["commit"] = json!(c);
@@ -121,7 +132,33 @@ pub(crate) fn write(
     if !older.is_empty() {
         store.client().delete(&side.id, &older)?;
     }
-    Ok(())
+    Ok(true)
+}
+
+/// What a set of ids is, in 32 hex digits (their order does not count).
+fn digest(ids: &[String]) -> String {
+    let mut sorted: Vec<&String> = ids.iter().collect();
+    sorted.sort_unstable();
+    let mut h = blake3::Hasher::new();
+    for id in sorted {
+        h.update(id.as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize().to_hex()[..32].to_string()
+}
+
+/// The metadata of one page of the newest generation that has all its pages.
+fn newest_complete(metas: &[Value]) -> Option<&Value> {
+    let mut gens: BTreeMap<&str, (u64, &Value)> = BTreeMap::new();
+    for m in metas {
+        gens.entry(m["generation"].as_str().unwrap_or_default())
+            .or_insert((0, m))
+            .0 += 1;
+    }
+    gens.into_values()
+        .rev()
+        .find(|(seen, m)| *seen == m["pages"].as_u64().unwrap_or(0))
+        .map(|(_, m)| m)
 }
 
 /// Every ref's manifest; `None` for a collection no push has recorded one in (made by
@@ -164,18 +201,14 @@ pub(crate) fn read(store: &Store) -> Result<Option<Manifests>, StoreError> {
 
 /// Each ref's newest generation with all its pages.
 fn latest(metas: &[Value]) -> Vec<RefInfo> {
-    let mut by_ref: BTreeMap<String, BTreeMap<String, (usize, &Value)>> = BTreeMap::new();
+    let mut by_ref: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for m in metas {
-        let gens = by_ref.entry(text(m, "ref")).or_default();
-        gens.entry(text(m, "generation")).or_insert((0, m)).0 += 1;
+        by_ref.entry(text(m, "ref")).or_default().push(m.clone());
     }
     by_ref
         .into_iter()
-        .filter_map(|(name, gens)| {
-            let (_, (_, m)) = gens
-                .iter()
-                .rev()
-                .find(|(_, (seen, m))| *seen as u64 == m["pages"].as_u64().unwrap_or(0))?;
+        .filter_map(|(name, pages)| {
+            let m = newest_complete(&pages)?;
             Some(RefInfo {
                 name,
                 records: m["records"].as_u64().unwrap_or(0) as usize,

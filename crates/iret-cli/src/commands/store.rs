@@ -144,12 +144,15 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
             None => anyhow::bail!("{} has no ref {name:?}", store.url()),
         },
     };
+    let refs = match report.refs {
+        1 => "1 ref".to_string(),
+        n => format!("{n} refs"),
+    };
     eprintln!(
-        "{}: {} records deleted, {} kept, needed by {} refs",
+        "{}: {} records deleted, {} kept (needed by {refs})",
         store.url(),
         report.deleted,
         report.kept,
-        report.refs
     );
     Ok(ExitCode::SUCCESS)
 }
