@@ -245,6 +245,32 @@ fn a_token_is_not_sent_in_clear_to_another_host_nor_taken_from_the_address() {
         err.contains("IRET_STORE_TOKEN") && !err.contains(GOOD),
         "{err}"
     );
+    // A CA bundle that is not one, a token file that is not there: said before any request.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let not_pem = elsewhere.path().join("ca.pem");
+    std::fs::write(&not_pem, "not a certificate\n").unwrap();
+    let missing = elsewhere.path().join("no-such-token");
+    for (key, value, says) in [
+        ("IRET_STORE_CA", &not_pem, "holds no certificate"),
+        (
+            "IRET_STORE_TOKEN_FILE",
+            &missing,
+            "cannot read the token file",
+        ),
+    ] {
+        let out = run(iret()
+            .env_remove("IRET_STORE_TOKEN")
+            .env(key, value)
+            .args([
+                "--store",
+                "chroma+https://db.team.invalid:443/team",
+                "index",
+            ])
+            .arg(root));
+        let err = stderr(&out);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(says), "{key}: {err}");
+    }
     assert_eq!(generation(root), live);
 }
 
