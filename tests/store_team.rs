@@ -422,10 +422,14 @@ fn two_branches_pushed_at_once_and_one_branch_twice_at_once_all_end_complete() {
             .spawn()
             .unwrap()
     };
+    // Two branches, and a second checkout of main (its own index folder), at once.
+    let main_again = checkout_on("main");
+    let out = run(iret().args(["index", "-q"]).arg(main_again.path()));
+    assert!(out.status.success(), "{}", stderr(&out));
     let pushes = [
         spawn(main.path()),
         spawn(feature.path()),
-        spawn(main.path()),
+        spawn(main_again.path()),
     ];
     for p in pushes {
         let out = p.wait_with_output().unwrap();
