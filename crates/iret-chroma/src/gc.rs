@@ -38,7 +38,7 @@ pub fn gc(store: &Store) -> Result<GcReport, StoreError> {
 pub(crate) fn collect(store: &Store) -> Result<GcReport, StoreError> {
     // The ids first, the manifests after: a record added after the listing is not
     // looked at, one added before it was named by a manifest written before it.
-    let ids = crate::push::list_ids(store)?;
+    let ids = store.ids()?;
     let Some(manifests) = refs::read(store)? else {
         return Ok(GcReport {
             deleted: 0,

@@ -30,6 +30,7 @@ pub use refs::RefInfo;
 pub use url::{collection_name, Scheme, StoreUrl};
 
 use serde_json::{json, Value};
+use std::collections::HashSet;
 use std::time::Duration;
 
 /// The store's layout: 2 adds the refs' manifests beside format 1's records. A format-1
@@ -42,6 +43,8 @@ const VERSION_KEY: &str = "iret_version";
 const HOLDING_BATCH: usize = 5000;
 /// Records per request when fetching vectors by id.
 const FETCH_BATCH: usize = 500;
+/// Ids per page when listing the collection.
+const LIST_PAGE: usize = 5000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -200,6 +203,24 @@ impl Store {
 
     pub fn model_id(&self) -> &str {
         &self.model_id
+    }
+
+    /// Every record id in the collection, read in pages (a record added or deleted while
+    /// they are read may be missed or seen: callers check again what they rely on).
+    pub fn ids(&self) -> Result<HashSet<String>, StoreError> {
+        let mut ids = HashSet::new();
+        let mut offset = 0;
+        loop {
+            let page = self
+                .client
+                .get(&self.id, None, Some((LIST_PAGE, offset)), &[])?;
+            let n = page.ids.len();
+            ids.extend(page.ids);
+            if n < LIST_PAGE {
+                return Ok(ids);
+            }
+            offset += n;
+        }
     }
 
     /// Records in the collection.

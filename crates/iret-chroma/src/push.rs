@@ -16,8 +16,6 @@ use std::time::Instant;
 
 /// Records per add request (bounded by the server's own limit too).
 const PUSH_BATCH: usize = 256;
-/// Ids per page when listing the collection.
-const LIST_PAGE: usize = 5000;
 
 /// What a push did.
 #[derive(Debug, Clone, Default)]
@@ -86,7 +84,7 @@ pub fn push(
     let version = store.version()?;
     // The manifest first: from here on a collection keeps what this push needs.
     let changed = refs::write(store, ref_name, &refs::generation(), &ids, commit)?;
-    let on_server = list_ids(store)?;
+    let on_server = store.ids()?;
     let missing: Vec<&Record> = records
         .iter()
         .filter(|r| !on_server.contains(&r.id))
@@ -228,23 +226,6 @@ fn records(index: &Index) -> Vec<Record<'_>> {
         }
     }
     out
-}
-
-/// Every record id in the collection.
-pub(crate) fn list_ids(store: &Store) -> Result<HashSet<String>, StoreError> {
-    let mut ids = HashSet::new();
-    let mut offset = 0;
-    loop {
-        let page = store
-            .client()
-            .get(store.id(), None, Some((LIST_PAGE, offset)), &[])?;
-        let n = page.ids.len();
-        ids.extend(page.ids);
-        if n < LIST_PAGE {
-            return Ok(ids);
-        }
-        offset += n;
-    }
 }
 
 fn progress_bar(progress: bool, n: usize) -> Option<indicatif::ProgressBar> {
