@@ -194,6 +194,9 @@ def main():
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
     ap.add_argument("--history-dropout", type=float, default=0.0,
                     help="share of tasks also trained on as if the repository had no history")
+    ap.add_argument("--docstrings", help="docstring -> defining-file tables "
+                    "(scripts/ranker/docstrings.py), trained on beside the commit tasks as a "
+                    "repository without history; reported apart")
     args = ap.parse_args()
     global HISTORY_DROPOUT
     HISTORY_DROPOUT = args.history_dropout
@@ -202,8 +205,17 @@ def main():
     started = time.time()
     X, y, tasks, repos, names = load(args.data)
     NAMES[:] = names
+    n_commit_rows = len(y)
+    if args.docstrings:
+        Xd, yd, td, rd, nd = load(args.docstrings)
+        if nd != names:
+            sys.exit("train: the docstring tables have other feature columns: re-mine them")
+        # Their stripped tree is a root commit, an artefact: read as no history at all.
+        X = np.concatenate([X, without_history(Xd)])
+        y, tasks, repos = np.concatenate([y, yd]), np.concatenate([tasks, td]), np.concatenate([repos, rd])
     groups = groups_of(tasks)
     gold_counts = gold_counts_of(args.data, groups, tasks)
+    is_doc = np.asarray([a >= n_commit_rows for a, _ in groups])
     group_repo = np.asarray([repos[a] for a, _ in groups])
     # Tasks without a gold candidate teach nothing (but count as misses in the figures).
     trainable = [i for i, (a, b) in enumerate(groups) if y[a:b].any()]
@@ -223,8 +235,8 @@ def main():
         for i in test_g:
             a, b = groups[i]
             oof[a:b] = model.predict(X[a:b])
-        tg = [groups[i] for i in test_g]
-        tc = [gold_counts[i] for i in test_g]
+        tg = [groups[i] for i in test_g if not is_doc[i]]
+        tc = [gold_counts[i] for i in test_g if not is_doc[i]]
         per_fold.append({
             "fold": k,
             "repos": sorted({group_repo[i] for i in test_g}),
@@ -233,19 +245,23 @@ def main():
         })
         print(f"fold {k}: learned {per_fold[-1]['learned']} rules {per_fold[-1]['rules']}",
               file=sys.stderr, flush=True)
-    learned = metrics(groups, y, oof, gold_counts)
-    rule = metrics(groups, y, rules, gold_counts)
+    commit = [i for i in range(len(groups)) if not is_doc[i]]
+    learned = metrics([groups[i] for i in commit], y, oof, [gold_counts[i] for i in commit])
+    rule = metrics([groups[i] for i in commit], y, rules, [gold_counts[i] for i in commit])
     by_kind = {}
     for kind, pick in (("subject", lambda t: t.endswith("~subject")),
-                       ("full message", lambda t: not t.endswith("~subject"))):
+                       ("full message", lambda t: not t.endswith("~subject") and not t.startswith("doc-")),
+                       ("docstring", lambda t: t.startswith("doc-"))):
         idx = [i for i, (a, _) in enumerate(groups) if pick(tasks[a])]
+        if not idx:
+            continue
         g = [groups[i] for i in idx]
         c = [gold_counts[i] for i in idx]
         by_kind[kind] = {"learned": metrics(g, y, oof, c), "rules": metrics(g, y, rules, c)}
     lang_col = names.index("language")
     by_lang = {}
-    for i, (a, _) in enumerate(groups):
-        by_lang.setdefault(int(X[a, lang_col]), []).append(i)
+    for i in commit:
+        by_lang.setdefault(int(X[groups[i][0], lang_col]), []).append(i)
     by_language = {}
     for code, idx in sorted(by_lang.items()):
         g = [groups[i] for i in idx]
@@ -259,7 +275,9 @@ def main():
         "share_of_gold_reaching_0.7": round(float(strong[y == 1].mean()), 3),
     }
     cv = {
-        "tasks": len(groups),
+        "tasks": len(commit),
+        "docstring_tasks": len(groups) - len(commit),
+        "docstrings": args.docstrings,
         "repos": len(uniq),
         "rows": int(len(y)),
         "folds": args.folds,
@@ -282,7 +300,8 @@ def main():
     for code, m in by_language.items():
         print(f"  language {code:3} rules {m['rules']['acc@1']:5} learned {m['learned']['acc@1']:5} "
               f"({m['rules']['tasks']} tasks)")
-    print(f"{len(groups)} tasks of {len(uniq)} repositories, {len(y)} rows, "
+    print(f"{len(commit)} commit tasks (+{len(groups) - len(commit)} docstring tasks) of "
+          f"{len(uniq)} repositories, {len(y)} rows, "
           f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
     if args.no_export:
         return
@@ -332,6 +351,11 @@ def write_provenance(out, args, cv, manifest):
         f"{sum(v['tasks'] for v in repos.values())} tasks (commit subject+body and subject alone "
         f"-> the non-test source files changed, on the parent's tree), {cv['rows']} candidate rows. "
         "None of `shared/train/excluded-repos.txt`; nothing mined is committed.",
+        *([f"- Docstring tasks: `{cv['docstrings']}` (scripts/ranker/docstrings.py): "
+           f"{cv['docstring_tasks']} tasks (a docstring's first sentence -> its defining file, "
+           "the docstring removed from the indexed tree), trained on as a repository without "
+           "history; validation figures above are of the commit tasks, the docstring tasks' "
+           "in `cv.json` (`by_task_text`)."] if cv.get("docstrings") else []),
         f"- Validation: {cv['folds']}-fold cross-validation grouped by repository "
         "(`cv.json`): Acc@1 / @3 / @5 / NDCG@10, rules "
         f"{cv['rules']['acc@1']} / {cv['rules']['acc@3']} / {cv['rules']['acc@5']} / "

@@ -1,0 +1,316 @@
+#!/usr/bin/env python3
+"""Mine docstring -> defining-file tasks (CodeSearchNet's recipe) for the learned ranker.
+
+For each repository (a git mirror beside the project, `<mirrors>/<owner>+<name>/repo`), at
+its HEAD: pick up to `--per-repo` documented declarations of non-test source files, one per
+file; the task is the docstring's first sentence (5 to 40 words, the declaration's own name
+not in it), the gold file is the file that declares it. The docstrings are removed from
+what is indexed: the stripped tree is written as a *root* commit of a scratch git directory
+(`<work>/mirrors/<owner>+<name>/repo`, objects borrowed from the mirror), so the index sees
+no history (a commit over 100 files is not attributed), as with an extracted tree (semble's
+corpora), and no history signal can point at the stripped files. Then
+`iret bench --mirrors --features` runs each repository's tasks through the loop and writes
+one row per candidate, as `mine.py` does for commit tasks. Nothing mined is committed.
+
+Only repositories `mine.py` already mined (its tables in `--mined`: it refused the excluded
+ones by name and by root commit), and none named in `excluded-repos.txt`. Rerunnable: a
+complete table is kept.
+
+    python3 scripts/ranker/docstrings.py --iret target/release/iret --out /work/cache/doc/data
+"""
+import argparse
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mine import SOURCE, excluded_names, git_dir  # noqa: E402
+
+LINE_DOC = {  # languages whose docs are line comments before the declaration
+    "rs": "///", "go": "//", "swift": "///", "cs": "///", "rb": "#", "ex": None,
+}
+BLOCK_DOC = {"js", "jsx", "mjs", "ts", "tsx", "java", "kt", "scala", "php", "c", "h", "cc",
+             "cpp", "hpp", "swift", "dart", "m"}
+DECL = re.compile(
+    r"\b(?:def|fn|func|function|class|struct|enum|trait|interface|type|object|module|"
+    r"impl|fun|val|var|let|const|protocol|extension)\b\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)"
+    r"|([A-Za-z_]\w*)\s*(?:<[^>]*>)?\s*\(")
+SKIP = re.compile(r"^(todo|fixme|deprecated|copyright|licen[sc]e|see |note:|xxx|hack|"
+                  r"internal|private|nolint|eslint|@)", re.I)
+
+
+TEST = re.compile(r"(^|/)(tests?|spec|specs|__tests__|testing|examples?|benches|benchmarks?|docs?|"
+                  r"vendor|third_party|fixtures?)/|(^|/)test_|_test\.|\.test\.|\.spec\.|Tests?\.")
+
+
+def is_test(path):
+    return bool(TEST.search(path))
+
+
+def sentence(text):
+    """The first sentence of a docstring, markup dropped; None if it is not a task."""
+    text = re.sub(r"`+|\*\*|[{}]|@\w+|<[^>]+>|\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = text.strip()
+    para = re.split(r"\n\s*\n", text)[0]
+    para = " ".join(para.split())
+    m = re.match(r"(.+?[.!?])(\s|$)", para)
+    s = m.group(1) if m else para
+    words = s.split()
+    if not 5 <= len(words) <= 40 or SKIP.match(s):
+        return None
+    if sum(c.isalpha() for c in s) < 0.6 * len(s):
+        return None
+    return s
+
+
+def declared_name(line):
+    m = DECL.search(line)
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def python_docs(lines):
+    """(first line, last line, text, name) of each def/class docstring."""
+    out = []
+    for i, line in enumerate(lines):
+        m = re.match(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)", line)
+        if not m:
+            continue
+        j = i
+        while j < len(lines) and j < i + 15 and not lines[j].rstrip().endswith(":"):
+            j += 1
+        k = j + 1
+        if k >= len(lines):
+            continue
+        q = re.match(r'\s*[rRuU]?("""|\'\'\')(.*)', lines[k])
+        if not q:
+            continue
+        quote, rest = q.group(1), q.group(2)
+        body = []
+        end = k
+        if quote in rest:
+            body.append(rest.split(quote)[0])
+        else:
+            body.append(rest)
+            end = k + 1
+            while end < len(lines) and quote not in lines[end]:
+                body.append(lines[end])
+                end += 1
+            if end >= len(lines):
+                continue
+            body.append(lines[end].split(quote)[0])
+        out.append((k, end, "\n".join(body), m.group(1)))
+    return out
+
+
+def line_comment_docs(lines, marker):
+    out = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith(marker):
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and lines[i].lstrip().startswith(marker):
+            i += 1
+        j = i
+        while j < len(lines) and re.match(r"\s*(#\[|@\w)", lines[j]):
+            j += 1  # attributes and annotations between the doc and the declaration
+        if j < len(lines):
+            name = declared_name(lines[j])
+            if name:
+                text = "\n".join(l.lstrip()[len(marker):].lstrip("/!").strip()
+                                 for l in lines[start:i])
+                out.append((start, i - 1, text, name))
+    return out
+
+
+def block_docs(lines):
+    out = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].lstrip().startswith("/**"):
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and "*/" not in lines[i]:
+            i += 1
+        if i >= len(lines):
+            break
+        end = i
+        j = i + 1
+        while j < len(lines) and re.match(r"\s*(@\w|#\[|$)", lines[j]):
+            j += 1
+        if j < len(lines):
+            name = declared_name(lines[j])
+            if name:
+                raw = "\n".join(lines[start:end + 1])
+                raw = raw.replace("/**", "").replace("*/", "")
+                text = "\n".join(re.sub(r"^\s*\*\s?", "", l) for l in raw.split("\n"))
+                out.append((start, end, text, name))
+        i = end + 1
+    return out
+
+
+def docs_of(ext, lines):
+    if ext == "py":
+        return python_docs(lines)
+    found = []
+    if ext in LINE_DOC and LINE_DOC[ext]:
+        found += line_comment_docs(lines, LINE_DOC[ext])
+    if ext in BLOCK_DOC:
+        found += block_docs(lines)
+    return found
+
+
+def tasks_of(gd, head, per_repo, seed):
+    """[(path, query, new text)] for up to `per_repo` files of HEAD."""
+    listing = subprocess.run(["git", f"--git-dir={gd}", "ls-tree", "-r", "-l", head],
+                             capture_output=True, text=True, check=True).stdout
+    files = []
+    for line in listing.splitlines():
+        meta, path = line.split("\t", 1)
+        mode, kind, sha, size = meta.split()
+        ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+        if kind == "blob" and ext in SOURCE and size != "-" and int(size) < 300_000 \
+                and not is_test(path):
+            files.append((path, sha, ext))
+    random.Random(seed).shuffle(files)
+    cat = subprocess.Popen(["git", f"--git-dir={gd}", "cat-file", "--batch"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    out = []
+    for path, sha, ext in files:
+        if len(out) >= per_repo:
+            break
+        cat.stdin.write(f"{sha}\n".encode())
+        cat.stdin.flush()
+        header = cat.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":
+            continue
+        data = cat.stdout.read(int(header[2]))
+        cat.stdout.read(1)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        lines = text.split("\n")
+        docs = [(a, b, q, n) for a, b, t, n in docs_of(ext, lines)
+                for q in [sentence(t)] if q and n.lower() not in q.lower()]
+        if not docs:
+            continue
+        a, b, query, _ = random.Random(f"{seed}{path}").choice(docs)
+        out.append((path, query, "\n".join(lines[:a] + lines[b + 1:])))
+    cat.stdin.close()
+    cat.wait()
+    return out
+
+
+def stripped_commit(mirror_gd, scratch, head, tasks):
+    """A root commit of HEAD's tree with the tasks' files replaced; its id."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    g = ["git", f"--git-dir={scratch}"]
+    if not (scratch / "HEAD").exists():
+        subprocess.run(["git", "init", "-q", "--bare", str(scratch)], check=True)
+    alt = scratch / "objects/info/alternates"
+    alt.parent.mkdir(parents=True, exist_ok=True)
+    alt.write_text(str(Path(mirror_gd).resolve() / "objects") + "\n")
+    env = dict(os.environ, GIT_INDEX_FILE=str(scratch / "strip-index"))
+    subprocess.run(g + ["read-tree", head], env=env, check=True)
+    for path, _, text in tasks:
+        sha = subprocess.run(g + ["hash-object", "-w", "--stdin"], input=text.encode(),
+                             capture_output=True, check=True).stdout.decode().strip()
+        subprocess.run(g + ["update-index", "--cacheinfo", f"100644,{sha},{path}"],
+                       env=env, check=True)
+    tree = subprocess.run(g + ["write-tree"], env=env, capture_output=True, text=True,
+                          check=True).stdout.strip()
+    date = subprocess.run(["git", f"--git-dir={mirror_gd}", "log", "-1", "--format=%cI", head],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    cenv = dict(os.environ, GIT_AUTHOR_NAME="iret", GIT_AUTHOR_EMAIL="iret@localhost",
+                GIT_COMMITTER_NAME="iret", GIT_COMMITTER_EMAIL="iret@localhost",
+                GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    commit = subprocess.run(g + ["commit-tree", tree, "-m", "HEAD, docstrings of the tasks removed"],
+                            env=cenv, capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(g + ["update-ref", "refs/heads/main", commit], check=True)
+    subprocess.run(g + ["symbolic-ref", "HEAD", "refs/heads/main"], check=True)
+    return commit
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--iret", default=str(ROOT / "target/release/iret"))
+    ap.add_argument("--mirrors", default="/work/.mirror")
+    ap.add_argument("--mined", default="/work/cache/mine/data", help="mine.py's tables")
+    ap.add_argument("--excluded", default=str(ROOT.parent / "shared/train/excluded-repos.txt"))
+    ap.add_argument("--out", default="/work/cache/doc/data", help="the tables (never committed)")
+    ap.add_argument("--work", default="/work/cache/doc", help="scratch mirrors, checkouts, indexes")
+    ap.add_argument("--per-repo", type=int, default=60)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--time-limit", type=float, default=3600)
+    ap.add_argument("--only", help="comma-separated owner/name")
+    a = ap.parse_args()
+    excluded = excluded_names(a.excluded)
+    repos = sorted(p.stem.replace("+", "/", 1) for p in Path(a.mined).glob("*.tsv"))
+    if a.only:
+        repos = [r for r in repos if r in a.only.split(",")]
+    out, work = Path(a.out), Path(a.work)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    for repo in repos:
+        if repo.lower() in excluded:
+            print(f"docstrings: {repo} is excluded: refused", file=sys.stderr)
+            continue
+        slug = repo.replace("/", "+", 1)
+        table = out / f"{slug}.tsv"
+        if table.exists():
+            continue
+        if time.time() - started > a.time_limit:
+            print("docstrings: time limit reached", file=sys.stderr)
+            break
+        gd = git_dir(a.mirrors, repo)
+        if not (gd / "HEAD").exists():
+            continue
+        head = subprocess.run(["git", f"--git-dir={gd}", "rev-parse", "HEAD"],
+                              capture_output=True, text=True).stdout.strip()
+        if not head:
+            continue
+        tasks = tasks_of(gd, head, a.per_repo, a.seed)
+        if len(tasks) < 5:
+            print(f"docstrings: {repo}: {len(tasks)} tasks, skipped", file=sys.stderr)
+            continue
+        scratch = work / "mirrors" / slug / "repo"
+        commit = stripped_commit(gd, scratch, head, tasks)
+        ds = work / "datasets" / slug
+        (ds / "annotations").mkdir(parents=True, exist_ok=True)
+        name = f"doc-{slug}"
+        (ds / "repos.json").write_text(json.dumps([{
+            "name": name, "repo": repo, "revision": commit, "language": "mixed",
+            "url": f"https://github.com/{repo}", "benchmark_root": None}], indent=1))
+        (ds / "annotations" / f"{name}.json").write_text(json.dumps([
+            {"query": q, "relevant": [p], "secondary": [], "category": "docstring"}
+            for p, q, _ in tasks], indent=1))
+        t0 = time.time()
+        part = table.with_suffix(".tsv.part")
+        run = subprocess.run([a.iret, "bench", "--dataset", str(ds), "--mirrors",
+                              str(work / "mirrors"), "--corpora", str(work / "checkouts"),
+                              "--index-root", str(work / "idx"), "--modes", "iterative",
+                              "--features", str(part), "--json", str(out / f"{slug}.json")],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            print(f"docstrings: {repo}: bench failed: {run.stderr[-500:]}", file=sys.stderr)
+            continue
+        part.rename(table)
+        rows = sum(1 for _ in open(table)) - 1
+        print(f"docstrings: {repo}: {len(tasks)} tasks, {rows} rows, {time.time() - t0:.1f} s",
+              file=sys.stderr)
+    prov = {"command": " ".join(sys.argv), "per_repo": a.per_repo, "seed": a.seed,
+            "repos": sorted(p.stem for p in out.glob("*.tsv"))}
+    (out / "provenance.json").write_text(json.dumps(prov, indent=1))
+
+
+if __name__ == "__main__":
+    main()
