@@ -2,8 +2,8 @@
 """Mine docstring -> defining-file tasks (CodeSearchNet's recipe) for the learned ranker.
 
 For each repository (a git mirror beside the project, `<mirrors>/<owner>+<name>/repo`), at
-its HEAD: pick up to `--per-repo` documented declarations of non-test source files, one per
-file; the task is the docstring's first sentence (5 to 40 words, the declaration's own name
+its HEAD: pick up to `--per-repo` documented declarations of non-test source files, at most
+`--per-file` a file; the task is the docstring's first sentence (5 to 40 words, the declaration's own name
 not in it), the gold file is the file that declares it. The docstrings are removed from
 what is indexed: the stripped tree is written as a *root* commit of a scratch git directory
 (`<work>/mirrors/<owner>+<name>/repo`, objects borrowed from the mirror), so the index sees
@@ -33,13 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mine import SOURCE, excluded_names, git_dir  # noqa: E402
 
 LINE_DOC = {  # languages whose docs are line comments before the declaration
-    "rs": "///", "go": "//", "swift": "///", "cs": "///", "rb": "#", "ex": None,
+    "rs": "///", "go": "//", "swift": "///", "cs": "///", "rb": "#", "dart": "///",
+    "lua": "---", "c": "//", "h": "//", "cc": "//", "cpp": "//", "hpp": "//",
 }
 BLOCK_DOC = {"js", "jsx", "mjs", "ts", "tsx", "java", "kt", "scala", "php", "c", "h", "cc",
              "cpp", "hpp", "swift", "dart", "m"}
+# C's own comments open with /* as often as with /**.
+PLAIN_BLOCK = {"c", "h", "cc", "cpp", "hpp"}
 DECL = re.compile(
     r"\b(?:def|fn|func|function|class|struct|enum|trait|interface|type|object|module|"
-    r"impl|fun|val|var|let|const|protocol|extension)\b\s*(?:\([^)]*\)\s*)?([A-Za-z_]\w*)"
+    r"impl|fun|val|var|let|const|protocol|extension)\b\s*(?:\([^)]*\)\s*)?([A-Za-z_][\w.:]*)"
     r"|([A-Za-z_]\w*)\s*(?:<[^>]*>)?\s*\(")
 SKIP = re.compile(r"^(todo|fixme|deprecated|copyright|licen[sc]e|see |note:|xxx|hack|"
                   r"internal|private|nolint|eslint|@)", re.I)
@@ -71,7 +74,9 @@ def sentence(text):
 
 def declared_name(line):
     m = DECL.search(line)
-    return (m.group(1) or m.group(2)) if m else None
+    if not m:
+        return None
+    return re.split(r"[.:]", m.group(1) or m.group(2))[-1] or None
 
 
 def python_docs(lines):
@@ -130,11 +135,11 @@ def line_comment_docs(lines, marker):
     return out
 
 
-def block_docs(lines):
+def block_docs(lines, opener="/**"):
     out = []
     i = 0
     while i < len(lines):
-        if not lines[i].lstrip().startswith("/**"):
+        if not lines[i].lstrip().startswith(opener):
             i += 1
             continue
         start = i
@@ -150,9 +155,34 @@ def block_docs(lines):
             name = declared_name(lines[j])
             if name:
                 raw = "\n".join(lines[start:end + 1])
-                raw = raw.replace("/**", "").replace("*/", "")
+                raw = raw.replace(opener, "", 1).replace("*/", "")
                 text = "\n".join(re.sub(r"^\s*\*\s?", "", l) for l in raw.split("\n"))
                 out.append((start, end, text, name))
+        i = end + 1
+    return out
+
+
+def quoted_docs(lines, opener, decl):
+    """Elixir's `@doc \"\"\"` and Julia's `\"\"\"` blocks, followed by a declaration."""
+    out = []
+    i = 0
+    while i < len(lines):
+        if lines[i].strip() != opener:
+            i += 1
+            continue
+        start = i
+        i += 1
+        while i < len(lines) and lines[i].strip() != '"""':
+            i += 1
+        if i >= len(lines):
+            break
+        end = i
+        j = end + 1
+        while j < len(lines) and (not lines[j].strip() or lines[j].lstrip().startswith("@")):
+            j += 1
+        m = re.match(decl, lines[j]) if j < len(lines) else None
+        if m:
+            out.append((start, end, "\n".join(lines[start + 1:end]), m.group(1)))
         i = end + 1
     return out
 
@@ -160,16 +190,21 @@ def block_docs(lines):
 def docs_of(ext, lines):
     if ext == "py":
         return python_docs(lines)
+    if ext in ("ex", "exs"):
+        return quoted_docs(lines, '@doc """', r"\s*defp?\s+([a-z_]\w*[?!]?)")
+    if ext == "jl":
+        return quoted_docs(lines, '"""', r"\s*(?:function\s+|(?:mutable\s+)?struct\s+)?([A-Za-z_][\w!.]*)")
     found = []
-    if ext in LINE_DOC and LINE_DOC[ext]:
+    if ext in LINE_DOC:
         found += line_comment_docs(lines, LINE_DOC[ext])
     if ext in BLOCK_DOC:
-        found += block_docs(lines)
+        found += block_docs(lines, "/*" if ext in PLAIN_BLOCK else "/**")
     return found
 
 
-def tasks_of(gd, head, per_repo, seed):
-    """[(path, query, new text)] for up to `per_repo` files of HEAD."""
+def tasks_of(gd, head, per_repo, per_file, seed):
+    """[(path, query, the file's new text)]: up to `per_repo` tasks of HEAD, at most
+    `per_file` a file; a file is written once, without the docstring of any of its tasks."""
     listing = subprocess.run(["git", f"--git-dir={gd}", "ls-tree", "-r", "-l", head],
                              capture_output=True, text=True, check=True).stdout
     files = []
@@ -177,7 +212,8 @@ def tasks_of(gd, head, per_repo, seed):
         meta, path = line.split("\t", 1)
         mode, kind, sha, size = meta.split()
         ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-        if kind == "blob" and ext in SOURCE and size != "-" and int(size) < 300_000 \
+        # A blob the mirror lacks lists its size as "BAD" (or "-"): skipped.
+        if kind == "blob" and ext in SOURCE and size.isdigit() and int(size) < 300_000 \
                 and not is_test(path):
             files.append((path, sha, ext))
     random.Random(seed).shuffle(files)
@@ -203,8 +239,12 @@ def tasks_of(gd, head, per_repo, seed):
                 for q in [sentence(t)] if q and n.lower() not in q.lower()]
         if not docs:
             continue
-        a, b, query, _ = random.Random(f"{seed}{path}").choice(docs)
-        out.append((path, query, "\n".join(lines[:a] + lines[b + 1:])))
+        random.Random(f"{seed}{path}").shuffle(docs)
+        picked = docs[:per_file]
+        drop = {i for a, b, _, _ in picked for i in range(a, b + 1)}
+        stripped = "\n".join(l for i, l in enumerate(lines) if i not in drop)
+        for _, _, query, _ in picked:
+            out.append((path, query, stripped))
     cat.stdin.close()
     cat.wait()
     return out
@@ -221,7 +261,7 @@ def stripped_commit(mirror_gd, scratch, head, tasks):
     alt.write_text(str(Path(mirror_gd).resolve() / "objects") + "\n")
     env = dict(os.environ, GIT_INDEX_FILE=str(scratch / "strip-index"))
     subprocess.run(g + ["read-tree", head], env=env, check=True)
-    for path, _, text in tasks:
+    for path, text in {p: t for p, _, t in tasks}.items():
         sha = subprocess.run(g + ["hash-object", "-w", "--stdin"], input=text.encode(),
                              capture_output=True, check=True).stdout.decode().strip()
         subprocess.run(g + ["update-index", "--cacheinfo", f"100644,{sha},{path}"],
@@ -248,7 +288,8 @@ def main():
     ap.add_argument("--excluded", default=str(ROOT.parent / "shared/train/excluded-repos.txt"))
     ap.add_argument("--out", default="/work/cache/doc/data", help="the tables (never committed)")
     ap.add_argument("--work", default="/work/cache/doc", help="scratch mirrors, checkouts, indexes")
-    ap.add_argument("--per-repo", type=int, default=60)
+    ap.add_argument("--per-repo", type=int, default=120)
+    ap.add_argument("--per-file", type=int, default=3)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--time-limit", type=float, default=3600)
     ap.add_argument("--only", help="comma-separated owner/name")
@@ -278,7 +319,7 @@ def main():
                               capture_output=True, text=True).stdout.strip()
         if not head:
             continue
-        tasks = tasks_of(gd, head, a.per_repo, a.seed)
+        tasks = tasks_of(gd, head, a.per_repo, a.per_file, a.seed)
         if len(tasks) < 5:
             print(f"docstrings: {repo}: {len(tasks)} tasks, skipped", file=sys.stderr)
             continue
@@ -307,7 +348,8 @@ def main():
         rows = sum(1 for _ in open(table)) - 1
         print(f"docstrings: {repo}: {len(tasks)} tasks, {rows} rows, {time.time() - t0:.1f} s",
               file=sys.stderr)
-    prov = {"command": " ".join(sys.argv), "per_repo": a.per_repo, "seed": a.seed,
+    prov = {"command": " ".join(sys.argv), "per_repo": a.per_repo, "per_file": a.per_file,
+            "seed": a.seed,
             "repos": sorted(p.stem for p in out.glob("*.tsv"))}
     (out / "provenance.json").write_text(json.dumps(prov, indent=1))
 

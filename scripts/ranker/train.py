@@ -143,6 +143,20 @@ def without_history(X):
     return Xh
 
 
+# The ranker boosts from the hand-set rules: `BASE_WEIGHT * rules_score` is every row's
+# starting score (LightGBM's init_score), the trees learn the correction, and serving adds
+# the same term to the trees' output (manifest `base`). 0: trees alone.
+BASE_WEIGHT = 0.0
+
+
+def base(X):
+    return BASE_WEIGHT * np.nan_to_num(X[:, NAMES.index("rules_score")]) if BASE_WEIGHT else 0.0
+
+
+def predict(model, X):
+    return model.predict(X) + base(X)
+
+
 def fit(lgb, X, y, groups, rows, rounds):
     sel = np.concatenate([np.arange(a, b) for a, b in rows])
     Xs, ys, gs = X[sel], y[sel], [b - a for a, b in rows]
@@ -154,7 +168,8 @@ def fit(lgb, X, y, groups, rows, rounds):
             Xs = np.concatenate([Xs, without_history(X[extra])])
             ys = np.concatenate([ys, y[extra]])
             gs = gs + [b - a for a, b in picked]
-    ds = lgb.Dataset(Xs, ys, group=gs, free_raw_data=False)
+    init = base(Xs) if BASE_WEIGHT else None
+    ds = lgb.Dataset(Xs, ys, group=gs, init_score=init, free_raw_data=False)
     return lgb.train(PARAMS, ds, num_boost_round=rounds)
 
 
@@ -194,12 +209,18 @@ def main():
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
     ap.add_argument("--history-dropout", type=float, default=0.0,
                     help="share of tasks also trained on as if the repository had no history")
+    ap.add_argument("--base-weight", type=float, default=0.0,
+                    help="boost from the rules: this times rules_score is every candidate's "
+                    "starting score, the trees learn the correction (0: trees alone)")
+    ap.add_argument("--docstring-weight", type=int, default=1,
+                    help="each docstring task trained on this many times")
     ap.add_argument("--docstrings", help="docstring -> defining-file tables "
                     "(scripts/ranker/docstrings.py), trained on beside the commit tasks as a "
                     "repository without history; reported apart")
     args = ap.parse_args()
-    global HISTORY_DROPOUT
+    global HISTORY_DROPOUT, BASE_WEIGHT
     HISTORY_DROPOUT = args.history_dropout
+    BASE_WEIGHT = args.base_weight
     import lightgbm as lgb
 
     started = time.time()
@@ -229,12 +250,13 @@ def main():
     for k in range(args.folds):
         if time.time() - started > args.time_limit:
             sys.exit("train: time limit reached during cross-validation")
-        train_g = [groups[i] for i in trainable if fold_of[group_repo[i]] != k]
+        train_g = [groups[i] for i in trainable if fold_of[group_repo[i]] != k
+                   for _ in range(args.docstring_weight if is_doc[i] else 1)]
         test_g = [i for i in range(len(groups)) if fold_of[group_repo[i]] == k]
         model = fit(lgb, X, y, groups, train_g, args.rounds)
         for i in test_g:
             a, b = groups[i]
-            oof[a:b] = model.predict(X[a:b])
+            oof[a:b] = predict(model, X[a:b])
         tg = [groups[i] for i in test_g if not is_doc[i]]
         tc = [gold_counts[i] for i in test_g if not is_doc[i]]
         per_fold.append({
@@ -290,6 +312,8 @@ def main():
         "params": PARAMS,
         "rounds": args.rounds,
         "history_dropout": args.history_dropout,
+        "docstring_weight": args.docstring_weight,
+        "base_weight": args.base_weight,
     }
     print(f"{'':12}{'Acc@1':>8}{'Acc@3':>8}{'Acc@5':>8}{'Acc@10':>8}{'NDCG@10':>9}")
     for name, m in (("rules", rule), ("learned", learned)):
@@ -305,7 +329,9 @@ def main():
           f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
     if args.no_export:
         return
-    final = fit(lgb, X, y, groups, [groups[i] for i in trainable], args.rounds)
+    final = fit(lgb, X, y, groups, [groups[i] for i in trainable
+                                    for _ in range(args.docstring_weight if is_doc[i] else 1)],
+                args.rounds)
     out = Path(args.model)
     out.mkdir(parents=True, exist_ok=True)
     export_onnx(final, names, out / "ranker.onnx")
@@ -324,6 +350,9 @@ def main():
         "params": PARAMS,
         "rounds": args.rounds,
         "history_dropout": args.history_dropout,
+        "docstring_weight": args.docstring_weight if args.docstrings else 0,
+        **({"base": {"feature": "rules_score", "weight": args.base_weight}}
+           if args.base_weight else {}),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")

@@ -29,6 +29,17 @@ pub struct Manifest {
     pub features: Vec<String>,
     pub calibration: Calibration,
     pub trees: usize,
+    /// The score the trees boost from (train.py `--base-weight`): `weight` times the
+    /// feature `feature`, added to the trees' output. None: the trees alone.
+    #[serde(default)]
+    pub base: Option<Base>,
+}
+
+/// A linear starting score, added to the trees' output.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Base {
+    pub feature: String,
+    pub weight: f32,
 }
 
 /// `p = 1 / (1 + e^-(a · context + b))`, the context of a score within its task being
@@ -101,6 +112,13 @@ impl OnnxRanker {
         let manifest: Manifest =
             serde_json::from_str(manifest).context("the ranker's manifest.json")?;
         check_features(&manifest.features)?;
+        if let Some(base) = &manifest.base {
+            anyhow::ensure!(
+                Features::NAMES.contains(&base.feature.as_str()),
+                "the ranker boosts from {:?}, which this build does not compute",
+                base.feature
+            );
+        }
         let env = iret_embed::onnx_environment()?;
         let session = Session::builder(&env)
             .and_then(|mut b| b.commit_from_memory(onnx))
@@ -159,7 +177,19 @@ impl Ranker for OnnxRanker {
             scores.len(),
             rows.len()
         );
-        Ok(scores.to_vec())
+        let mut scores = scores.to_vec();
+        if let Some(base) = &self.manifest.base {
+            let col = Features::NAMES
+                .iter()
+                .position(|n| *n == base.feature)
+                .expect("checked on load");
+            for (s, f) in scores.iter_mut().zip(rows) {
+                let v = f.row()[col];
+                // train.py reads a missing value as 0 here (nan_to_num).
+                *s += base.weight * if v.is_nan() { 0.0 } else { v };
+            }
+        }
+        Ok(scores)
     }
 
     fn probabilities(&self, scores: &[f32]) -> Vec<f32> {
@@ -258,6 +288,32 @@ mod tests {
         let mut swapped = ours.clone();
         swapped.swap(0, 1);
         assert!(check_features(&swapped).is_err());
+    }
+
+    #[test]
+    fn a_base_adds_its_weight_times_its_feature_to_the_trees_score() {
+        let mut manifest: serde_json::Value = serde_json::from_str(SHIPPED_MANIFEST).unwrap();
+        let trees = OnnxRanker::from_parts("t", SHIPPED_MANIFEST, SHIPPED_ONNX).unwrap();
+        manifest["base"] = serde_json::json!({"feature": "rules_score", "weight": 2.0});
+        let based = OnnxRanker::from_parts("b", &manifest.to_string(), SHIPPED_ONNX).unwrap();
+        let rows = [
+            Features {
+                rules_score: 0.25,
+                ..Features::default()
+            },
+            Features {
+                rules_score: f32::NAN,
+                ..Features::default()
+            },
+        ];
+        let (t, b) = (trees.score(&rows).unwrap(), based.score(&rows).unwrap());
+        assert!((b[0] - t[0] - 0.5).abs() < 1e-5, "{t:?} {b:?}");
+        assert!((b[1] - t[1]).abs() < 1e-6, "a missing value adds nothing");
+        manifest["base"]["feature"] = serde_json::json!("no_such_feature");
+        let err = OnnxRanker::from_parts("x", &manifest.to_string(), SHIPPED_ONNX)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no_such_feature"), "{err}");
     }
 
     #[test]
