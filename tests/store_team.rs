@@ -330,18 +330,37 @@ fn assert_both_complete(
 
 /// What `root` pushes, pushed alone to a collection of its own.
 fn pushed_alone(server: &Server, root: &Path, collection: &str) -> HashSet<String> {
-    let out = push(&server.url(collection), root, &[]);
+    let out = push(&server.url(collection), root);
     assert!(out.status.success(), "{}", stderr(&out));
     server.ids(collection)
 }
 
 /// Pushes `root` as its branch; the push's stderr.
-fn push(url: &str, root: &Path, extra: &[(&str, &str)]) -> std::process::Output {
-    let mut cmd = iret();
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    run(cmd.args(["--store", url, "index", "-q"]).arg(root))
+fn push(url: &str, root: &Path) -> std::process::Output {
+    run(iret().args(["--store", url, "index", "-q"]).arg(root))
+}
+
+/// `iret --store URL store ACTION… --repo ROOT`.
+fn store_cmd(url: &str, action: &[&str], root: &Path) -> std::process::Output {
+    run(iret()
+        .args(["--store", url, "store"])
+        .args(action)
+        .arg("--repo")
+        .arg(root))
+}
+
+/// A checkout on main and one on feature (a file added, one removed), each pushed alone
+/// to a collection of its own: what each pushes.
+fn two_branches(server: &Server) -> ([tempfile::TempDir; 2], [HashSet<String>; 2]) {
+    let main = checkout_on("main");
+    let feature = checkout_on("feature");
+    change_feature(feature.path());
+    let alone = [
+        pushed_alone(server, main.path(), "alone-main"),
+        pushed_alone(server, feature.path(), "alone-feature"),
+    ];
+    assert_ne!(alone[0], alone[1]);
+    ([main, feature], alone)
 }
 
 #[test]
@@ -349,17 +368,10 @@ fn two_branches_pushed_in_turn_keep_each_others_records_and_forgetting_one_colle
     let Some(server) = Server::start() else {
         return;
     };
-    let main = checkout_on("main");
-    let feature = checkout_on("feature");
-    change_feature(feature.path());
-    let alone = [
-        pushed_alone(&server, main.path(), "alone-main"),
-        pushed_alone(&server, feature.path(), "alone-feature"),
-    ];
-    assert_ne!(alone[0], alone[1]);
+    let ([main, feature], alone) = two_branches(&server);
     let url = server.url("team-branches");
     for root in [main.path(), feature.path(), main.path()] {
-        let out = push(&url, root, &[]);
+        let out = push(&url, root);
         assert!(out.status.success(), "{}", stderr(&out));
     }
     // Before refs, the feature branch's push deleted main's records of the file it
@@ -372,9 +384,7 @@ fn two_branches_pushed_in_turn_keep_each_others_records_and_forgetting_one_colle
     );
 
     // The feature branch is merged and forgotten: what only it needed goes, main's stays.
-    let out = run(iret()
-        .args(["--store", &url, "store", "forget", "feature", "--repo"])
-        .arg(main.path()));
+    let out = store_cmd(&url, &["forget", "feature"], main.path());
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert_eq!(
@@ -384,14 +394,10 @@ fn two_branches_pushed_in_turn_keep_each_others_records_and_forgetting_one_colle
     );
     assert_eq!(server.ids("team-branches"), alone[0]);
     // A gc with nothing to collect deletes nothing; forgetting an unknown ref is an error.
-    let out = run(iret()
-        .args(["--store", &url, "store", "gc", "--repo"])
-        .arg(main.path()));
+    let out = store_cmd(&url, &["gc"], main.path());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(number_before(&stderr(&out), "records deleted"), 0);
-    let out = run(iret()
-        .args(["--store", &url, "store", "forget", "feature", "--repo"])
-        .arg(main.path()));
+    let out = store_cmd(&url, &["forget", "feature"], main.path());
     assert!(!out.status.success());
     assert!(
         stderr(&out).contains("no ref \"feature\""),
@@ -406,13 +412,7 @@ fn two_branches_pushed_at_once_and_one_branch_twice_at_once_all_end_complete() {
     let Some(server) = Server::start() else {
         return;
     };
-    let main = checkout_on("main");
-    let feature = checkout_on("feature");
-    change_feature(feature.path());
-    let alone = [
-        pushed_alone(&server, main.path(), "alone-main"),
-        pushed_alone(&server, feature.path(), "alone-feature"),
-    ];
+    let ([main, feature], alone) = two_branches(&server);
     let url = server.url("team-race");
     let spawn = |root: &Path| {
         iret()
@@ -441,9 +441,7 @@ fn two_branches_pushed_at_once_and_one_branch_twice_at_once_all_end_complete() {
         [main.path(), feature.path()],
         [&alone[0], &alone[1]],
     );
-    let out = run(iret()
-        .args(["--store", &url, "store", "gc", "--repo"])
-        .arg(main.path()));
+    let out = store_cmd(&url, &["gc"], main.path());
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(number_before(&stderr(&out), "records deleted"), 0);
 }
@@ -456,7 +454,7 @@ fn a_gc_under_a_concurrent_push_never_leaves_the_push_incomplete() {
     let url = server.url("team-gc");
     let old = checkout_on("old");
     let main = checkout_on("main");
-    let out = push(&url, old.path(), &[]);
+    let out = push(&url, old.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let out = run(iret().args(["index", "-q"]).arg(main.path()));
     assert!(out.status.success(), "{}", stderr(&out));
