@@ -356,7 +356,9 @@ def main():
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
-    check_onnx(final, X[: min(len(X), 2000)], out / "ranker.onnx")
+    sample = np.random.default_rng(3).choice(len(X), size=min(len(X), 50_000), replace=False)
+    cv["onnx_check"] = check_onnx(final, X[np.sort(sample)], out / "ranker.onnx")
+    (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
     write_provenance(out, args, cv, manifest)
     print(f"train: wrote {out} in {time.time() - started:.0f} s", file=sys.stderr)
 
@@ -417,16 +419,23 @@ def export_onnx(booster, names, path):
 
 
 def check_onnx(booster, X, path):
-    """The exported trees score as LightGBM does (float32 sums: within 1e-4)."""
+    """The exported trees score as LightGBM does. ONNX Runtime compares float32 features
+    with float32 thresholds and LightGBM with double ones, so a value lying between a
+    threshold and its float32 rounding takes the other branch: a few rows may differ by a
+    leaf. More than 0.1% of rows off by 1e-4 fails."""
     import onnxruntime as ort
 
     sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     got = sess.run(None, {"features": X})[0].reshape(-1)
     want = booster.predict(X)
-    err = float(np.max(np.abs(got - want)))
-    if err > 1e-3:
-        sys.exit(f"train: the ONNX export differs from LightGBM by {err}")
-    print(f"train: ONNX export matches LightGBM (max |diff| {err:.2e})", file=sys.stderr)
+    diff = np.abs(got - want)
+    off = int((diff > 1e-4).sum())
+    if off > 0.001 * len(X):
+        sys.exit(f"train: the ONNX export differs from LightGBM on {off} of {len(X)} rows "
+                 f"(max |diff| {diff.max():.3g})")
+    print(f"train: ONNX export matches LightGBM on {len(X) - off} of {len(X)} rows "
+          f"(the rest by at most {diff.max():.3g}: float32 thresholds)", file=sys.stderr)
+    return {"rows": len(X), "off": off, "max_diff": float(diff.max())}
 
 
 if __name__ == "__main__":
