@@ -431,3 +431,55 @@ fn a_collection_of_another_index_format_is_refused() {
     assert_eq!(generation(root), live);
     assert_eq!(server.count("team-old"), 0);
 }
+
+#[test]
+fn a_collection_of_store_format_1_is_read_and_its_first_push_makes_it_format_2() {
+    let Some(server) = Server::start() else {
+        return;
+    };
+    let repo = private_copy();
+    let root = repo.path();
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // What an iret of store format 1 made: this model and index format, no refs.
+    let body = serde_json::json!({"name": "team-f1", "metadata": {
+        "iret_model": status["model_id"], "iret_dims": 384,
+        "iret_format": status["format_version"], "iret_store_format": 1}});
+    let (code, text) = http(
+        server.port,
+        "POST",
+        &format!("{DB}/collections"),
+        Some(&body.to_string()),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{text}");
+    let url = server.url("team-f1");
+    let out = run(iret().args(["--store", &url, "index"]).arg(root));
+    assert!(out.status.success(), "{}", stderr(&out));
+    // As the older iret leaves it after its own push: every record there, format 1.
+    let id = server.collection_id("team-f1");
+    let (code, text) = http(
+        server.port,
+        "PUT",
+        &format!("{DB}/collections/{id}"),
+        Some(&serde_json::json!({"new_metadata": body["metadata"]}).to_string()),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{text}");
+    // A push that has nothing to send still marks it format 2.
+    let out = run(iret().args(["--store", &url, "index"]).arg(root));
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(number_before(&err, "records added"), 0, "{err}");
+    let (_, body) = http(
+        server.port,
+        "GET",
+        &format!("{DB}/collections/team-f1"),
+        None,
+    )
+    .unwrap();
+    let v: Value = serde_json::from_str(&body).unwrap();
+    // An iret of format 1 refuses it now: its push would delete other refs' records.
+    assert_eq!(v["metadata"]["iret_store_format"], 2, "{v}");
+    assert!(server.count("team-f1") > 0);
+}

@@ -114,6 +114,9 @@ pub struct Store {
     dims: usize,
     /// Where what the store holds of an index is remembered between processes.
     memo: Option<std::path::PathBuf>,
+    /// Made by an iret of store format 1: a push marks it format 2 before anything else,
+    /// so that such an iret, which deletes every record its index lacks, refuses it.
+    format_1: bool,
 }
 
 impl std::fmt::Debug for Store {
@@ -147,7 +150,8 @@ impl Store {
             None => return Err(StoreError::NoCollection { name, url: shown }),
         };
         let mut found = Value::Object(collection.metadata.clone().unwrap_or_default());
-        if found["iret_store_format"] == json!(1) {
+        let format_1 = found["iret_store_format"] == json!(1);
+        if format_1 {
             // Format 1 holds the same records: read as it is, made format 2 by a push.
             found["iret_store_format"] = json!(STORE_FORMAT);
         }
@@ -179,6 +183,7 @@ impl Store {
             model_id: model_id.to_string(),
             dims,
             memo: None,
+            format_1,
         })
     }
 
@@ -243,6 +248,11 @@ impl Store {
 
     pub(crate) fn dims(&self) -> usize {
         self.dims
+    }
+
+    /// Whether the collection was made by an iret of store format 1 ([`Store::connect`]).
+    pub(crate) fn is_format_1(&self) -> bool {
+        self.format_1
     }
 
     /// Vectors by key, `None` where the store has none.

@@ -79,6 +79,10 @@ pub fn push(
     let started = Instant::now();
     let before = store.bytes();
     check_index(store, index)?;
+    if store.is_format_1() {
+        // Its metadata says format 2 from here on (a new version writes the identity).
+        store.new_version()?;
+    }
     let records = records(index);
     let ids: Vec<String> = records.iter().map(|r| r.id.clone()).collect();
     let version = store.version()?;
