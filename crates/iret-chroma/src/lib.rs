@@ -198,7 +198,7 @@ impl Store {
     /// Every ref's latest push recorded in the collection (empty for a collection of an
     /// older iret, which records none).
     pub fn refs(&self) -> Result<Vec<RefInfo>, StoreError> {
-        Ok(refs::read(self)?.map(|m| m.refs).unwrap_or_default())
+        refs::list(self)
     }
 
     /// `chroma://HOST:PORT/COLLECTION`.

@@ -199,6 +199,16 @@ pub(crate) fn read(store: &Store) -> Result<Option<Manifests>, StoreError> {
     )))
 }
 
+/// Each ref's latest complete push, from the pages' metadata alone (no ids read); empty
+/// for a collection no push has recorded one in.
+pub(crate) fn list(store: &Store) -> Result<Vec<RefInfo>, StoreError> {
+    let Some(side) = collection(store, false)? else {
+        return Ok(Vec::new());
+    };
+    let listed = store.client().get_where(&side.id, None, &["metadatas"])?;
+    Ok(latest(&metadatas(&listed.metadatas, listed.ids.len())))
+}
+
 /// Each ref's newest generation with all its pages.
 fn latest(metas: &[Value]) -> Vec<RefInfo> {
     let mut by_ref: BTreeMap<String, Vec<Value>> = BTreeMap::new();
