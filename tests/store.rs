@@ -46,14 +46,7 @@ fn a_second_checkout_on_an_empty_cache_answers_the_worked_examples_from_the_stor
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let doc = search("rate limiting");
-    assert_eq!(paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
-    let doc = search("token expiry bug");
-    let top3: Vec<String> = paths(&doc).into_iter().take(3).collect();
-    assert!(
-        top3.iter().any(|p| p == "src/auth/tokens.ts"),
-        "{top3:?} {doc}"
-    );
+    assert_worked_examples(search);
 
     // `status --store` says what the store holds of this index.
     let out = run(fresh_machine(cache.path())
@@ -409,16 +402,9 @@ fn a_collection_of_another_index_format_is_refused() {
     // The shipped model's dimensions: only the format differs.
     let dims = 384;
     // A collection an older iret made: same model, another index format.
-    let body = serde_json::json!({"name": "team-old", "metadata": {
-        "iret_model": model, "iret_dims": dims, "iret_format": 1, "iret_store_format": 1}});
-    let (code, text) = http(
-        server.port,
-        "POST",
-        &format!("{DB}/collections"),
-        Some(&body.to_string()),
-    )
-    .unwrap();
-    assert_eq!(code, 200, "{text}");
+    let metadata = serde_json::json!({
+        "iret_model": model, "iret_dims": dims, "iret_format": 1, "iret_store_format": 1});
+    make_collection(&server, "team-old", metadata);
     let live = generation(root);
     let url = server.url("team-old");
     let out = run(iret().args(["--store", &url, "index"]).arg(root));
@@ -442,17 +428,10 @@ fn a_collection_of_store_format_1_is_read_and_its_first_push_makes_it_format_2()
     let out = run(iret().args(["status", "--json"]).arg(root));
     let status: Value = serde_json::from_slice(&out.stdout).unwrap();
     // What an iret of store format 1 made: this model and index format, no refs.
-    let body = serde_json::json!({"name": "team-f1", "metadata": {
+    let metadata = serde_json::json!({
         "iret_model": status["model_id"], "iret_dims": 384,
-        "iret_format": status["format_version"], "iret_store_format": 1}});
-    let (code, text) = http(
-        server.port,
-        "POST",
-        &format!("{DB}/collections"),
-        Some(&body.to_string()),
-    )
-    .unwrap();
-    assert_eq!(code, 200, "{text}");
+        "iret_format": status["format_version"], "iret_store_format": 1});
+    make_collection(&server, "team-f1", metadata.clone());
     let url = server.url("team-f1");
     let out = run(iret().args(["--store", &url, "index"]).arg(root));
     assert!(out.status.success(), "{}", stderr(&out));
@@ -462,7 +441,7 @@ fn a_collection_of_store_format_1_is_read_and_its_first_push_makes_it_format_2()
         server.port,
         "PUT",
         &format!("{DB}/collections/{id}"),
-        Some(&serde_json::json!({"new_metadata": body["metadata"]}).to_string()),
+        Some(&serde_json::json!({ "new_metadata": metadata }).to_string()),
     )
     .unwrap();
     assert_eq!(code, 200, "{text}");

@@ -37,25 +37,6 @@ fn with_access(cmd: &mut Command, token: Option<&str>, ca: &Path) -> Command {
     c
 }
 
-fn stderr(out: &std::process::Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn number_before(text: &str, word: &str) -> usize {
-    let at = text
-        .find(word)
-        .unwrap_or_else(|| panic!("no {word:?} in {text}"));
-    text[..at]
-        .split_whitespace()
-        .last()
-        .and_then(|n| n.trim_start_matches('(').parse().ok())
-        .unwrap_or_else(|| panic!("no number before {word:?} in {text}"))
-}
-
-fn generation(root: &Path) -> String {
-    std::fs::read_to_string(root.join(".iret/CURRENT")).unwrap_or_default()
-}
-
 /// `status --store --json` of a checkout: its `store` part.
 fn store_status(cmd: &mut Command, url: &str, root: &Path) -> Value {
     let out = run(cmd.args(["--store", url, "status", "--json"]).arg(root));
@@ -103,11 +84,7 @@ fn through_tls_and_a_token_a_second_checkout_answers_the_worked_examples_from_th
         assert!(out.status.success(), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).unwrap()
     };
-    let doc = search("rate limiting");
-    assert_eq!(paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
-    let doc = search("token expiry bug");
-    let top3: Vec<String> = paths(&doc).into_iter().take(3).collect();
-    assert!(top3.iter().any(|p| p == "src/auth/tokens.ts"), "{top3:?}");
+    assert_worked_examples(search);
 }
 
 #[test]

@@ -380,3 +380,29 @@ pub fn number_before(text: &str, word: &str) -> usize {
 pub fn generation(root: &Path) -> String {
     std::fs::read_to_string(root.join(".iret/CURRENT")).unwrap_or_default()
 }
+
+/// Both worked examples, answered by `search` (a task → its `--json` answer): "rate
+/// limiting" leads with throttle.ts, "token expiry bug" has tokens.ts in its top 3.
+pub fn assert_worked_examples(search: impl Fn(&str) -> Value) {
+    let doc = search("rate limiting");
+    assert_eq!(super::paths(&doc)[0], "src/middleware/throttle.ts", "{doc}");
+    let doc = search("token expiry bug");
+    let top3: Vec<String> = super::paths(&doc).into_iter().take(3).collect();
+    assert!(
+        top3.iter().any(|p| p == "src/auth/tokens.ts"),
+        "{top3:?} {doc}"
+    );
+}
+
+/// Makes collection `name` with `metadata` as another client would (an older iret).
+pub fn make_collection(server: &Server, name: &str, metadata: Value) {
+    let body = serde_json::json!({ "name": name, "metadata": metadata });
+    let (code, text) = http(
+        server.port,
+        "POST",
+        &format!("{DB}/collections"),
+        Some(&body.to_string()),
+    )
+    .unwrap();
+    assert_eq!(code, 200, "{text}");
+}
