@@ -675,3 +675,46 @@ fn the_learned_ranker_orders_the_answer_and_a_wrong_ranker_name_is_refused() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("rules") && err.contains("learned"), "{err}");
 }
+
+#[test]
+fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() {
+    for (task, want) in [
+        ("Add rate limiting to API endpoints", "middleware/throttle.ts"),
+        ("token expiry bug", "auth/tokens.ts"),
+    ] {
+        let doc = search_json(
+            indexed_fixture(),
+            task,
+            &["--query-model", "tuned", "--min-relevance", "0", "-k", "3"],
+        );
+        let files = paths(&doc);
+        assert!(
+            files.iter().any(|f| f.ends_with(want)),
+            "{want} in the tuned top 3 for {task:?}: {files:?}"
+        );
+    }
+    // A map trained for another model's vectors is refused, naming both models.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("manifest.json"),
+        r#"{"kind":"linear","dims":1,"base_model":"another-model"}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("map.bin"), [0u8; 8]).unwrap();
+    let out = run(iret()
+        .env("IRET_QUERY_MAP_DIR", dir.path())
+        .args(["--query-model", "tuned", "search", "rate limiting", "-C"])
+        .arg(indexed_fixture()));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("another-model") && err.contains("--query-model shipped"), "{err}");
+    // A truncated map is refused with its reason.
+    std::fs::write(dir.path().join("map.bin"), [0u8; 5]).unwrap();
+    let out = run(iret()
+        .env("IRET_QUERY_MAP_DIR", dir.path())
+        .args(["--query-model", "tuned", "search", "rate limiting", "-C"])
+        .arg(indexed_fixture()));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("map.bin holds 5 bytes"), "{err}");
+}

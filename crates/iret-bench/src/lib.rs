@@ -6,6 +6,7 @@ pub mod features;
 pub mod history;
 pub mod localise;
 pub mod metrics;
+pub mod pairs;
 pub mod report;
 pub mod runner;
 

@@ -9,10 +9,10 @@
 use crate::checkout::{checkout, HopStats, Mirror};
 use crate::dataset::{self, Task};
 use crate::features::FeatureSink;
-use crate::runner::{ranked, Memo, Mode, Ranking};
+use crate::pairs::PairSink;
+use crate::runner::{ranked, Engines, Mode, Ranking};
 use anyhow::Context;
 use iret_embed::Embedder;
-use iret_engine::Engine;
 use iret_index::{BuildOptions, Index};
 use iret_retrieve::{Corpus, Query};
 use serde::Serialize;
@@ -62,6 +62,8 @@ pub struct LocConfig {
     pub progress: bool,
     /// `--features`: every loop candidate's features, one row each.
     pub features: Option<FeatureSink>,
+    /// `--pairs`: what a query encoder is trained on, one line per instance.
+    pub pairs: Option<PairSink>,
 }
 
 /// One mode's answer to one instance.
@@ -240,6 +242,18 @@ fn visit(
     };
     let update_seconds = t.elapsed().as_secs_f64();
     let corpus = Arc::new(Corpus::new(index));
+    if let Some(sink) = &cfg.pairs {
+        let gold = gold_paths(inst);
+        let query = Query::new(inst.task.query.clone());
+        sink.write(
+            &inst.name,
+            &inst.repo,
+            &query,
+            &gold,
+            &corpus.index,
+            embedder.as_ref(),
+        )?;
+    }
     let results = ask(
         folder,
         index_dir,
@@ -253,12 +267,7 @@ fn visit(
         name: inst.name.clone(),
         repo: inst.repo.clone(),
         revision: inst.revision.clone(),
-        gold: inst
-            .task
-            .targets()
-            .iter()
-            .map(|t| t.path().to_string())
-            .collect(),
+        gold: gold_paths(inst),
         checkout_seconds,
         update_seconds,
         hop,
@@ -283,19 +292,12 @@ fn ask(
     embedder: &Arc<dyn Embedder>,
     features: Option<&FeatureSink>,
 ) -> anyhow::Result<Vec<LocResult>> {
-    let memo: Arc<dyn Embedder> = Arc::new(Memo::new(embedder.clone()));
-    let timed = Engine::with_corpus(folder, index_dir, corpus.clone(), embedder.clone(), None);
-    let variants = Engine::with_corpus(folder, index_dir, corpus.clone(), memo, None);
-    let gold: Vec<String> = inst
-        .task
-        .targets()
-        .iter()
-        .map(|t| t.path().to_string())
-        .collect();
+    let engines = Engines::new(folder, index_dir, corpus, embedder, modes)?;
+    let gold = gold_paths(inst);
     let query = Query::new(inst.task.query.clone());
     let mut out = Vec::new();
     for mode in modes {
-        let engine = if mode.timed() { &timed } else { &variants };
+        let engine = engines.of(mode);
         let started = Instant::now();
         let Ranking {
             order,
@@ -320,6 +322,14 @@ fn ask(
         });
     }
     Ok(out)
+}
+
+fn gold_paths(inst: &Instance) -> Vec<String> {
+    inst.task
+        .targets()
+        .iter()
+        .map(|t| t.path().to_string())
+        .collect()
 }
 
 /// The 1-based rank by which every gold file has appeared in `files`.

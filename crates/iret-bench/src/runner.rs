@@ -17,6 +17,8 @@ use std::time::Instant;
 pub struct Mode {
     pub name: String,
     kind: Kind,
+    /// `-tuned`: queries through the shipped query map (`--query-model tuned`).
+    tuned: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -100,8 +102,12 @@ impl Mode {
         Ok(mode)
     }
 
-    fn parse_base(name: &str) -> anyhow::Result<Self> {
+    fn parse_base(full: &str) -> anyhow::Result<Self> {
         let p = Params::default();
+        let (name, tuned) = match full.strip_suffix("-tuned") {
+            Some(base) => (base, true),
+            None => (full, false),
+        };
         let kind = match name {
             "bm25" => Kind::Single(Params {
                 use_vectors: false,
@@ -117,11 +123,15 @@ impl Mode {
                 ranker: Some(iret_rank::OnnxRanker::shipped()?),
                 ..Options::default()
             }),
-            _ => anyhow::bail!("unknown mode {name:?} (bm25, dense, hybrid, iterative, learned)"),
+            _ => anyhow::bail!(
+                "unknown mode {full:?} (bm25, dense, hybrid, iterative, learned; each with \
+                 -tuned: queries through the tuned query map)"
+            ),
         };
         Ok(Self {
-            name: name.into(),
+            name: full.into(),
             kind,
+            tuned,
         })
     }
 
@@ -131,6 +141,7 @@ impl Mode {
         let v = |name: &str, params: Params| Mode {
             name: name.into(),
             kind: Kind::Single(params),
+            tuned: false,
         };
         vec![
             v(
@@ -386,20 +397,11 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                 )
             }
         };
-        // One corpus, two engines: the real embedder for the timed modes, a memo of query
-        // vectors for the variants.
         let corpus = Arc::new(Corpus::new(index));
-        let memo: Arc<dyn Embedder> = Arc::new(Memo::new(embedder.clone()));
-        let timed_engine =
-            Engine::with_corpus(&root, &index_dir, corpus.clone(), embedder.clone(), None);
-        let memo_engine = Engine::with_corpus(&root, &index_dir, corpus.clone(), memo, None);
+        let engines = Engines::new(&root, &index_dir, &corpus, &embedder, &cfg.modes)?;
         let mut results = Vec::new();
         for mode in &cfg.modes {
-            let engine = if mode.timed() {
-                &timed_engine
-            } else {
-                &memo_engine
-            };
+            let engine = engines.of(mode);
             for task in tasks {
                 results.push(score_query(engine, &corpus, task, mode)?);
             }
@@ -518,9 +520,68 @@ impl Mode {
     /// The plain modes are timed with the real embedder; variants reuse query vectors.
     pub(crate) fn timed(&self) -> bool {
         matches!(
-            self.name.as_str(),
+            self.name.trim_end_matches("-tuned"),
             "bm25" | "dense" | "hybrid" | "iterative" | "learned"
         )
+    }
+}
+
+/// One corpus, up to four engines: the real embedder for the timed modes, a memo of
+/// query vectors for the variants; each also through the tuned query map when a mode
+/// asks for it.
+pub(crate) struct Engines {
+    timed: Engine,
+    variants: Engine,
+    tuned: Option<(Engine, Engine)>,
+}
+
+impl Engines {
+    pub(crate) fn new(
+        root: &Path,
+        index_dir: &Path,
+        corpus: &Arc<Corpus>,
+        embedder: &Arc<dyn Embedder>,
+        modes: &[Mode],
+    ) -> anyhow::Result<Self> {
+        let memo: Arc<dyn Embedder> = Arc::new(Memo::new(embedder.clone()));
+        let pair = |map: Option<Arc<iret_embed::QueryMap>>| {
+            (
+                Engine::with_corpus(root, index_dir, corpus.clone(), embedder.clone(), None)
+                    .with_query_map(map.clone()),
+                Engine::with_corpus(root, index_dir, corpus.clone(), memo.clone(), None)
+                    .with_query_map(map),
+            )
+        };
+        let (timed, variants) = pair(None);
+        let tuned = if modes.iter().any(|m| m.tuned) {
+            let map = iret_embed::QueryMap::shipped()?;
+            anyhow::ensure!(
+                map.fits(embedder.as_ref()),
+                "the -tuned modes map model {}'s queries; this run's model is {}",
+                map.base_model(),
+                embedder.model_id()
+            );
+            Some(pair(Some(map)))
+        } else {
+            None
+        };
+        Ok(Self {
+            timed,
+            variants,
+            tuned,
+        })
+    }
+
+    pub(crate) fn of(&self, mode: &Mode) -> &Engine {
+        let (timed, variants) = match (&self.tuned, mode.tuned) {
+            (Some((t, v)), true) => (t, v),
+            _ => (&self.timed, &self.variants),
+        };
+        if mode.timed() {
+            timed
+        } else {
+            variants
+        }
     }
 }
 

@@ -40,6 +40,9 @@ pub struct OpenOptions {
     pub remote: Option<Remote>,
     /// A learned ranker orders the loop's answer and gives its relevance; None: the rules.
     pub ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
+    /// The tuned query encoder (`--query-model tuned`): queries go through this map on
+    /// the embedder's vector; None: the embedder's vector as it is.
+    pub query_map: Option<Arc<iret_embed::QueryMap>>,
 }
 
 impl Default for OpenOptions {
@@ -53,6 +56,7 @@ impl Default for OpenOptions {
             tier_only_above: None,
             remote: None,
             ranker: None,
+            query_map: None,
         }
     }
 }
@@ -103,6 +107,8 @@ pub struct Engine {
     remote: Option<Remote>,
     /// `OpenOptions::ranker`.
     ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
+    /// `OpenOptions::query_map`.
+    query_map: Option<Arc<iret_embed::QueryMap>>,
 }
 
 impl Engine {
@@ -128,6 +134,7 @@ impl Engine {
         );
         engine.remote = opts.remote.clone();
         engine.ranker = opts.ranker.clone();
+        engine.query_map = opts.query_map.clone();
         engine.refresh = opts.refresh;
         engine.background = opts.complete_in_background;
         engine.opened = opened;
@@ -159,7 +166,15 @@ impl Engine {
             watch: Mutex::new(None),
             remote: None,
             ranker: None,
+            query_map: None,
         }
+    }
+
+    /// Queries through `map` (`OpenOptions::query_map`), for an engine made by
+    /// [`Engine::with_corpus`].
+    pub fn with_query_map(mut self, map: Option<Arc<iret_embed::QueryMap>>) -> Self {
+        self.query_map = map;
+        self
     }
 
     pub fn root(&self) -> &Path {
@@ -337,10 +352,18 @@ impl Engine {
     }
 
     /// The model that embeds a query on `corpus`: the shipped static model while a
-    /// static tier answers, else the engine's.
+    /// static tier answers, else the engine's, through the query map when one is set
+    /// and was trained for it.
     fn query_model(&self, corpus: &Corpus) -> anyhow::Result<Arc<dyn Embedder>> {
         let Some(id) = &corpus.index.manifest.static_tier else {
-            return Ok(self.embedder.clone());
+            let mapped = self
+                .query_map
+                .clone()
+                .and_then(|map| iret_embed::Mapped::new(self.embedder.clone(), map));
+            return Ok(match mapped {
+                Some(m) => Arc::new(m),
+                None => self.embedder.clone(),
+            });
         };
         let model = iret_embed::shipped_static()
             .context("the index is a static tier, but the shipped static model cannot be loaded")?;

@@ -63,6 +63,12 @@ pub struct Args {
     /// feature by name): the data a learned ranker is trained and validated on.
     #[arg(long, value_name = "FILE")]
     pub features: Option<PathBuf>,
+    /// Localisation: write what a query encoder is trained on (`scripts/encoder/`): per
+    /// task, its text and vector, its gold files, and the chunks of the tree it was
+    /// written for that a trained query must tell apart (the gold files' chunks, the
+    /// vector leg's top 200, 100 at random), one JSON line each; the vectors in FILE.vec.
+    #[arg(long, value_name = "FILE")]
+    pub pairs: Option<PathBuf>,
     /// With --history: a task's text: the commit's subject and body (`full`), its subject
     /// alone (`subject`, one line, like a search), or both as two tasks (`both`).
     #[arg(long, value_enum, default_value_t = TaskText::Full)]
@@ -90,8 +96,8 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if args.mirrors.is_some() || args.history.is_some() {
         return localisation(args, modes, embedder);
     }
-    if args.features.is_some() {
-        anyhow::bail!("--features is for localisation runs (--mirrors or --history)");
+    if args.features.is_some() || args.pairs.is_some() {
+        anyhow::bail!("--features and --pairs are for localisation runs (--mirrors or --history)");
     }
     let dataset = args.dataset.clone().expect("clap requires --dataset");
     let cfg = Config {
@@ -166,6 +172,11 @@ fn localisation(
             .features
             .as_deref()
             .map(iret_bench::features::FeatureSink::create)
+            .transpose()?,
+        pairs: args
+            .pairs
+            .as_deref()
+            .map(iret_bench::pairs::PairSink::create)
             .transpose()?,
     };
     let runs = localise::run_localisation(&cfg, instances, embedder)?;

@@ -68,13 +68,14 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let embedder: Arc<dyn Embedder> = iret_embed::load_model(&model)?;
     let tokens = Arc::new(TokenCounter::load(&model)?);
     let opener = Opener {
-        embedder,
+        embedder: embedder.clone(),
         tokens,
         shipped: cli.model_dir.is_none(),
         index: !args.no_index,
         refresh: !args.no_refresh,
         store: super::store::target(cli)?,
         ranker: super::ranker(cli)?,
+        query_map: super::query_map(cli, embedder.as_ref())?,
         child: super::Child::of(cli),
     };
     let engine = opener.open(&first, &first_dir)?;
@@ -112,6 +113,8 @@ struct Opener {
     store: Option<super::store::Target>,
     /// `--ranker`.
     ranker: Option<Arc<dyn iret_retrieve::ranking::Ranker>>,
+    /// `--query-model`.
+    query_map: Option<Arc<iret_embed::QueryMap>>,
     /// The background build of a repository without an index: this run's model and store.
     child: super::Child,
 }
@@ -149,6 +152,7 @@ impl Opener {
             complete_in_background: true,
             remote,
             ranker: self.ranker.clone(),
+            query_map: self.query_map.clone(),
             ..OpenOptions::default()
         };
         let engine = Engine::open(root, dir, embedder, Some(tokens), &opts)?;

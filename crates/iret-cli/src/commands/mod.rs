@@ -114,6 +114,7 @@ pub fn open_engine(
     let opts = OpenOptions {
         remote,
         ranker: ranker(cli)?,
+        query_map: query_map(cli, embedder.as_ref())?,
         index_if_missing: index,
         progress: std::io::stderr().is_terminal(),
         refresh,
@@ -203,6 +204,33 @@ pub fn embed_in_background(cli: &Cli, root: &Path, index_dir: &Path) -> anyhow::
         .stderr(log)
         .process_group(0);
     Ok(cmd.spawn()?.id())
+}
+
+/// `--query-model`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum QueryModel {
+    Shipped,
+    Tuned,
+}
+
+/// The query map `--query-model tuned` asks for (None: the model's own vector). Refused
+/// when it was trained for another model than `embedder` (`--model-dir`).
+pub fn query_map(
+    cli: &Cli,
+    embedder: &dyn Embedder,
+) -> anyhow::Result<Option<Arc<iret_embed::QueryMap>>> {
+    if cli.query_model == QueryModel::Shipped {
+        return Ok(None);
+    }
+    let map = iret_embed::QueryMap::shipped()?;
+    anyhow::ensure!(
+        map.fits(embedder) || iret_embed::is_static_model(embedder.model_id()),
+        "--query-model tuned maps the vectors of model {}, and this run's model is {} \
+         (--model-dir): use --query-model shipped",
+        map.base_model(),
+        embedder.model_id()
+    );
+    Ok(Some(map))
 }
 
 /// `--ranker`.
