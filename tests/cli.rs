@@ -679,7 +679,10 @@ fn the_learned_ranker_orders_the_answer_and_a_wrong_ranker_name_is_refused() {
 #[test]
 fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() {
     for (task, want) in [
-        ("Add rate limiting to API endpoints", "middleware/throttle.ts"),
+        (
+            "Add rate limiting to API endpoints",
+            "middleware/throttle.ts",
+        ),
         ("token expiry bug", "auth/tokens.ts"),
     ] {
         let doc = search_json(
@@ -707,7 +710,10 @@ fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() 
         .arg(indexed_fixture()));
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("another-model") && err.contains("--query-model shipped"), "{err}");
+    assert!(
+        err.contains("another-model") && err.contains("--query-model shipped"),
+        "{err}"
+    );
     // A truncated map is refused with its reason.
     std::fs::write(dir.path().join("map.bin"), [0u8; 5]).unwrap();
     let out = run(iret()
