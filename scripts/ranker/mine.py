@@ -91,7 +91,7 @@ def mine_one(args, repo, gd, out_dir, deadline):
     log = out_dir / f"{slug}.log"
     cmd = [
         args.iret, "bench", "--history", str(gd), "--commits", str(args.commits),
-        "--task-text", args.task_text, "--modes", "iterative",
+        "--task-text", args.task_text, "--modes", args.mode,
         "--corpora", str(Path(args.work) / "checkouts"),
         "--index-root", str(Path(args.work) / "indexes"),
         "--features", str(part), "--json", str(out_dir / f"{slug}.json"),
@@ -142,6 +142,9 @@ def main():
     ap.add_argument("--task-text", default="both", choices=["full", "subject", "both"])
     ap.add_argument("--time-limit", type=float, default=3600, help="seconds for the whole run")
     ap.add_argument("--only", help="comma-separated owner/name: mine just these")
+    ap.add_argument("--mode", default="iterative",
+                    help="the bench mode whose candidates are written (iterative-tuned: queries "
+                         "through the query map, for a ranker over its dense features)")
     args = ap.parse_args()
 
     deadline = time.time() + args.time_limit

@@ -204,6 +204,8 @@ def main():
     ap.add_argument("--data", default="/work/cache/mine/data")
     ap.add_argument("--model", default=str(Path(__file__).resolve().parents[2] / "models/ranker"))
     ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--mode", default="iterative",
+                    help="the mode whose rows are read (mine.py --mode)")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds (the issue's bar)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
@@ -224,7 +226,7 @@ def main():
     import lightgbm as lgb
 
     started = time.time()
-    X, y, tasks, repos, names = load(args.data)
+    X, y, tasks, repos, names = load(args.data, args.mode)
     NAMES[:] = names
     n_commit_rows = len(y)
     if args.docstrings:
