@@ -39,7 +39,12 @@ def main():
     ap.add_argument("--out", default="/work/cache/pairs")
     ap.add_argument("--time-limit", type=float, default=3600)
     ap.add_argument("--only", help="comma-separated owner/name")
+    ap.add_argument("--docstrings", help="instead: the datasets scripts/ranker/docstrings.py wrote "
+                    "(its --work folder: datasets/, mirrors/, checkouts/, idx/), docstring -> "
+                    "defining-file tasks on the tree with the docstrings removed")
     args = ap.parse_args()
+    if args.docstrings:
+        return docstring_pairs(args)
 
     deadline = time.time() + args.time_limit
     if not Path(args.excluded).is_file():
@@ -92,6 +97,33 @@ def main():
         print(f"pairs: {repo}: {n} tasks, {time.time() - started:.0f} s", file=sys.stderr,
               flush=True)
     print(f"pairs: {len(done)} repositories this run", file=sys.stderr)
+
+
+def docstring_pairs(args):
+    work, out = Path(args.docstrings), Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    deadline = time.time() + args.time_limit
+    excluded = mine.excluded_names(args.excluded)
+    for ds in sorted((work / "datasets").iterdir()):
+        slug = ds.name
+        if slug.replace("+", "/", 1).lower() in excluded:
+            print(f"pairs: {slug}: refused (listed in excluded-repos.txt)", file=sys.stderr)
+            continue
+        final = out / f"doc-{slug}.jsonl"
+        if final.exists() or time.time() >= deadline:
+            continue
+        part = out / f"doc-{slug}.part.jsonl"
+        cmd = [args.iret, "bench", "--dataset", str(ds), "--mirrors", str(work / "mirrors"),
+               "--corpora", str(work / "checkouts"), "--index-root", str(work / "idx"),
+               "--modes", "dense", "--pairs", str(part)]
+        with open(out / f"doc-{slug}.log", "w") as lf:
+            if subprocess.run(cmd, stdout=lf, stderr=subprocess.STDOUT).returncode:
+                print(f"pairs: {slug}: failed", file=sys.stderr)
+                continue
+        os.replace(f"{part}.vec", f"{final}.vec")
+        os.replace(part, final)
+        print(f"pairs: docstrings of {slug}: {sum(1 for _ in open(final))} tasks", file=sys.stderr,
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class Task:
-    __slots__ = ("repo", "src", "name", "q", "rows", "file_of", "starts", "gold", "shipped_rank")
+    __slots__ = ("repo", "src", "name", "text", "q", "rows", "file_of", "starts", "gold", "shipped_rank")
 
 
 def read_vectors(path, dims):
@@ -44,10 +44,13 @@ def read_vectors(path, dims):
     return {k: i for i, k in enumerate(keys)}, vecs
 
 
-def load(pairs_dir, dims=384):
+def load(pairs_dirs, dims=384):
     """The vector matrix (f16) of each pairs file, and the tasks of each repository."""
     mats, repos = {}, {}
-    for path in sorted(Path(pairs_dir).glob("*.jsonl")):
+    if isinstance(pairs_dirs, (str, Path)):
+        pairs_dirs = [pairs_dirs]
+    paths = sorted(p for d in pairs_dirs for p in Path(d).glob("*.jsonl"))
+    for path in paths:
         if ".part" in path.name:
             continue
         vec = Path(f"{path}.vec")
@@ -60,7 +63,7 @@ def load(pairs_dir, dims=384):
             if not d["chunks"] or not d["gold"]:
                 continue
             t = Task()
-            t.repo, t.src, t.name = d["repo"], path.name, d["name"]
+            t.repo, t.src, t.name, t.text = d["repo"], path.name, d["name"], d["text"]
             t.q = mat[index[d["query"]]].astype(np.float32)
             rows = np.asarray([index[k] for k, _, _ in d["chunks"]], dtype=np.int64)
             files = np.asarray([f for _, f, _ in d["chunks"]], dtype=np.int64)
@@ -186,7 +189,10 @@ def trainable(tasks, top):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", default="/work/cache/pairs")
+    ap.add_argument("--pairs", action="append",
+                    help="a folder of pairs (repeatable; default /work/cache/pairs); validation "
+                         "figures count commit tasks only, so docstring pairs "
+                         "(pairs.py --docstrings) can be added to training alone")
     ap.add_argument("--model", default=str(ROOT / "models/query-map"))
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--epochs", type=int, default=4)
@@ -203,6 +209,7 @@ def main():
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole run")
     args = ap.parse_args()
     deadline = time.time() + args.time_limit
+    args.pairs = args.pairs or ["/work/cache/pairs"]
 
     started = time.time()
     mat_of, repos = load(args.pairs)
@@ -218,7 +225,8 @@ def main():
     per_fold, curves = [], []
     for k in range(args.folds if args.hold_out_fold is None else 0):
         train_t = [t for r, ts in repos.items() if fold_of[r] != k for t in trainable(ts, args.filter_top)]
-        test_t = [t for r, ts in repos.items() if fold_of[r] == k for t in ts]
+        test_t = [t for r, ts in repos.items() if fold_of[r] == k for t in ts
+                  if not t.name.startswith("doc-")]
         curve = []
 
         def log(epoch, loss, rate, W, b, test_t=test_t, curve=curve, k=k):
