@@ -696,6 +696,32 @@ fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() 
             "{want} in the tuned top 3 for {task:?}: {files:?}"
         );
     }
+    // Only the vector leg searches with the mapped vector: evaluate and refine compare in
+    // the documents' space, so refine still learns the codebase's words and aims with them
+    // (with every query vector mapped, cycle 2 lost "middleware").
+    let doc = search_json(
+        indexed_fixture(),
+        "Add rate limiting to API endpoints",
+        &["--query-model", "tuned", "--trace"],
+    );
+    let terms2: Vec<&str> = doc["cycles"][1]["terms"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(
+        terms2.iter().any(|t| t.starts_with("middlewar"))
+            && terms2.iter().any(|t| t.starts_with("throttl")),
+        "cycle 2 dispatches with throttle and middleware: {terms2:?}"
+    );
+    assert!(
+        paths(&doc)
+            .iter()
+            .any(|f| f.ends_with("middleware/throttle.ts")),
+        "{:?}",
+        paths(&doc)
+    );
     // A map trained for another model's vectors is refused, naming both models.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(

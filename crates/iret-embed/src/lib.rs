@@ -52,6 +52,12 @@ pub trait Embedder: Send + Sync {
     fn is_cheap(&self) -> bool {
         false
     }
+    /// The vector the vector leg searches with for a query embedded as `v`: `v` itself,
+    /// unless a tuned query encoder maps it ([`Mapped`]). Evaluate and refine compare
+    /// texts in the documents' own space and use `v`.
+    fn map_query(&self, v: Vec<f32>) -> Vec<f32> {
+        v
+    }
 }
 
 /// Loads the model in `dir`: a static table (`"kind": "static"` in its manifest, see

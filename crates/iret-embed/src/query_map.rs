@@ -130,9 +130,9 @@ impl QueryMap {
     }
 }
 
-/// A query embedder: the base model's vector through the map. Its vectors share the
-/// base model's space and id, so an index of that model answers them; it embeds
-/// queries only, never an index's texts.
+/// A query embedder: it embeds as the base model does (same space, same id, so an index
+/// of that model answers it), and [`Embedder::map_query`] sends a query's vector through
+/// the map for the vector leg. It embeds queries only, never an index's texts.
 pub struct Mapped {
     inner: Arc<dyn Embedder>,
     map: Arc<QueryMap>,
@@ -155,12 +155,11 @@ impl Embedder for Mapped {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(self
-            .inner
-            .embed(texts)?
-            .iter()
-            .map(|v| self.map.apply(v))
-            .collect())
+        self.inner.embed(texts)
+    }
+
+    fn map_query(&self, v: Vec<f32>) -> Vec<f32> {
+        self.map.apply(&v)
     }
 }
 
@@ -229,7 +228,12 @@ mod tests {
         map.base_model = fake.model_id().to_string();
         let mapped = Mapped::new(fake.clone(), Arc::new(map)).expect("fits");
         let raw = fake.embed(&["rate limiting"]).unwrap().remove(0);
-        let got = mapped.embed(&["rate limiting"]).unwrap().remove(0);
+        assert_eq!(
+            mapped.embed(&["rate limiting"]).unwrap().remove(0),
+            raw,
+            "embeds as the base"
+        );
+        let got = mapped.map_query(raw.clone());
         let mut want = raw.clone();
         want.swap(0, 1);
         assert!(

@@ -43,6 +43,7 @@ pub fn search_once(
 ) -> anyhow::Result<Vec<FileHit>> {
     let query = &query.visible();
     let mut state = initial_state(query, embedder, params)?;
+    state.embedding = embedder.map_query(std::mem::take(&mut state.embedding));
     state.point(corpus, params);
     dispatch(corpus, &state, params)
 }

@@ -176,7 +176,10 @@ pub fn run(
     phases.mark("embed task");
     state.point(corpus, &opts.params);
     phases.mark("evidence");
+    // Evaluate and refine compare in the documents' space; the vector leg searches with
+    // the query encoder's vector (the same, unless a tuned map is set).
     let task_embedding = state.embedding.clone();
+    state.embedding = embedder.map_query(std::mem::take(&mut state.embedding));
     let idf = |t: &str| {
         if index.bm25.df(t) == 0 {
             0.0

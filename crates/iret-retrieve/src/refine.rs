@@ -450,14 +450,16 @@ impl<'a> Refiner<'a> {
         }
         if !is_long(self.task) || self.task_embedding.is_empty() {
             let text = format!("{} {}", self.task, added.join(" "));
-            state.embedding = self.embedder.embed(&[&text])?.remove(0);
+            let v = self.embedder.embed(&[&text])?.remove(0);
+            state.embedding = self.embedder.map_query(v);
             return Ok(());
         }
         // A long task fills the model's window: terms appended to it would be cut off.
         // Its title with the terms is embedded instead and joins the task's vector.
         let text = format!("{} {}", title(self.task), added.join(" "));
         let probe = self.embedder.embed(&[&text])?.remove(0);
-        state.embedding = join(&[self.task_embedding.to_vec(), probe], 1.0);
+        let v = join(&[self.task_embedding.to_vec(), probe], 1.0);
+        state.embedding = self.embedder.map_query(v);
         Ok(())
     }
 }
