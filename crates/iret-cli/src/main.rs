@@ -39,10 +39,10 @@ pub struct Cli {
     /// histories; IRET_RANKER_DIR names another ranker folder).
     #[arg(long, global = true, env = "IRET_RANKER", value_enum, default_value_t = commands::RankerChoice::Rules)]
     pub ranker: commands::RankerChoice,
-    /// What embeds a query: `shipped` (the shipped model's vector) or `tuned` (that vector
-    /// through the query map trained on tasks mined from public histories, see
-    /// models/query-map; documents keep their vectors, so no index changes;
-    /// IRET_QUERY_MAP_DIR names another map folder).
+    /// What the vector leg searches with: `shipped` (the shipped model's vector of the
+    /// query) or `tuned` (that vector through the query map trained on tasks mined from
+    /// public histories, see models/query-map; documents keep their vectors, so no index
+    /// changes; IRET_QUERY_MAP_DIR names another map folder).
     #[arg(long, global = true, env = "IRET_QUERY_MODEL", value_enum, default_value_t = commands::QueryModel::Shipped)]
     pub query_model: commands::QueryModel,
     #[command(subcommand)]
