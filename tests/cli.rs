@@ -722,31 +722,28 @@ fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() 
         "{:?}",
         paths(&doc)
     );
-    // A map trained for another model's vectors is refused, naming both models.
+    // A map trained for another model's vectors is refused, naming both models; a
+    // truncated one with its reason. Both exit 2.
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("manifest.json"),
         r#"{"kind":"linear","dims":1,"base_model":"another-model"}"#,
     )
     .unwrap();
-    std::fs::write(dir.path().join("map.bin"), [0u8; 8]).unwrap();
-    let out = run(iret()
-        .env("IRET_QUERY_MAP_DIR", dir.path())
-        .args(["--query-model", "tuned", "search", "rate limiting", "-C"])
-        .arg(indexed_fixture()));
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let refusal = |map: &[u8]| {
+        std::fs::write(dir.path().join("map.bin"), map).unwrap();
+        let out = run(iret()
+            .env("IRET_QUERY_MAP_DIR", dir.path())
+            .args(["--query-model", "tuned", "search", "rate limiting", "-C"])
+            .arg(indexed_fixture()));
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = refusal(&[0u8; 8]);
     assert!(
         err.contains("another-model") && err.contains("--query-model shipped"),
         "{err}"
     );
-    // A truncated map is refused with its reason.
-    std::fs::write(dir.path().join("map.bin"), [0u8; 5]).unwrap();
-    let out = run(iret()
-        .env("IRET_QUERY_MAP_DIR", dir.path())
-        .args(["--query-model", "tuned", "search", "rate limiting", "-C"])
-        .arg(indexed_fixture()));
-    assert_eq!(out.status.code(), Some(2), "{out:?}");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refusal(&[0u8; 5]);
     assert!(err.contains("map.bin holds 5 bytes"), "{err}");
 }

