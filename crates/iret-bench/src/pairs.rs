@@ -145,12 +145,10 @@ fn choose(index: &Index, q: &[f32], gold: &[String], name: &str) -> Vec<usize> {
             out.push(c);
         }
     };
-    for (i, f) in index.files.iter().enumerate() {
-        if gold.contains(&f.path) {
-            let chunks = (0..index.chunks.len()).filter(|&c| index.chunks[c].file as usize == i);
-            for c in chunks.take(PER_GOLD_FILE) {
-                take(c, &mut out);
-            }
+    for f in index.files.iter().filter(|f| gold.contains(&f.path)) {
+        let first = f.first_chunk as usize;
+        for c in first..first + (f.chunk_count as usize).min(PER_GOLD_FILE) {
+            take(c, &mut out);
         }
     }
     for (c, _) in index.vectors.exact(q, TOP, &|_| true) {
