@@ -161,6 +161,7 @@ pub fn checkout(mirror: &Mirror, rev: &str, folder: &Path) -> anyhow::Result<Hop
         if let Some(p) = safe_join(folder, path) {
             if std::fs::remove_file(&p).is_ok() {
                 stats.removed += 1;
+                prune_empty_parents(folder, &p);
             }
         }
     }
@@ -184,6 +185,18 @@ pub fn checkout(mirror: &Mirror, rev: &str, folder: &Path) -> anyhow::Result<Hop
     std::fs::rename(&tmp, tree_file(folder))?;
     link_history(mirror, rev, folder)?;
     Ok(stats)
+}
+
+/// Removes the directories a removed file leaves empty, up to `folder`: a path that was a
+/// directory in one commit may be a file in the next.
+fn prune_empty_parents(folder: &Path, removed: &Path) {
+    let mut dir = removed.parent();
+    while let Some(d) = dir.filter(|d| *d != folder && d.starts_with(folder)) {
+        if std::fs::remove_dir(d).is_err() {
+            break;
+        }
+        dir = d.parent();
+    }
 }
 
 /// Makes `folder` a git repository whose HEAD is `rev` (detached), its objects borrowed
@@ -328,5 +341,40 @@ mod tests {
         assert_eq!(git(&out, &["rev-parse", "HEAD"]), one);
         assert_eq!(git(&out, &["log", "--format=%s"]), "one");
         assert!(mirror.commit_time(&two).unwrap() >= mirror.commit_time(&one).unwrap());
+    }
+
+    #[test]
+    fn a_directory_that_becomes_a_file_and_back_is_checked_out() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("src");
+        std::fs::create_dir_all(repo.join("web/design.sketch")).unwrap();
+        git(&repo, &["init", "-q"]);
+        std::fs::write(repo.join("web/design.sketch/data.json"), "{}\n").unwrap();
+        std::fs::write(repo.join("main.py"), "x = 1\n").unwrap();
+        git(&repo, &["add", "."]);
+        git(&repo, &["commit", "-qm", "a folder"]);
+        let folder = git(&repo, &["rev-parse", "HEAD"]);
+        std::fs::remove_dir_all(repo.join("web/design.sketch")).unwrap();
+        std::fs::write(repo.join("web/design.sketch"), "binary\n").unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-qm", "a file"]);
+        let file = git(&repo, &["rev-parse", "HEAD"]);
+
+        let mirror = Mirror {
+            git_dir: repo.join(".git"),
+        };
+        let out = tmp.path().join("co");
+        checkout(&mirror, &folder, &out).unwrap();
+        checkout(&mirror, &file, &out).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("web/design.sketch")).unwrap(),
+            "binary\n"
+        );
+        checkout(&mirror, &folder, &out).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(out.join("web/design.sketch/data.json")).unwrap(),
+            "{}\n"
+        );
+        assert!(out.join("main.py").exists());
     }
 }
