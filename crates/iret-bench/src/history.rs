@@ -152,10 +152,12 @@ pub fn tasks_from_history(mirror: &Mirror, opts: &HistoryOptions) -> anyhow::Res
     Ok(out)
 }
 
-/// The task as `opts` asks for it: its full message, its subject alone, or both.
+/// The task as `opts` asks for it: its full message, its subject alone, or both. A message
+/// without a body is its subject: asked for both, it makes one task, not the same one twice.
 fn texts(inst: Instance, opts: &HistoryOptions) -> Vec<Instance> {
     let mut out = Vec::new();
-    if opts.subject {
+    let has_body = inst.task.query.contains('\n');
+    if opts.subject && !(opts.full && !has_body) {
         let subject = inst.task.query.lines().next().unwrap_or("").to_string();
         let mut one = inst.clone();
         one.name = format!("{}~subject", inst.name);
@@ -284,5 +286,24 @@ mod tests {
         let one = texts(task_of(rec, &subject_only).unwrap(), &subject_only);
         assert_eq!(one.len(), 1);
         assert_eq!(one[0].task.query, "Handle empty input in the parser");
+    }
+
+    #[test]
+    fn a_message_without_a_body_makes_one_task_when_both_texts_are_asked_for() {
+        let both = HistoryOptions {
+            subject: true,
+            ..options()
+        };
+        let rec = "abc123\x1fdef456\x1fHandle empty input in the parser\x1f\nSigned-off-by: A <a@b>\n\x1f\n\nM\tsrc/parser.rs\n";
+        let tasks = texts(task_of(rec, &both).unwrap(), &both);
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].task.query, "Handle empty input in the parser");
+        assert!(!tasks[0].name.ends_with("~subject"));
+        let subject_only = HistoryOptions {
+            full: false,
+            ..both
+        };
+        let one = texts(task_of(rec, &subject_only).unwrap(), &subject_only);
+        assert_eq!(one[0].name, format!("{}~subject", tasks[0].name));
     }
 }

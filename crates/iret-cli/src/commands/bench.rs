@@ -70,7 +70,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub pairs: Option<PathBuf>,
     /// With --history: a task's text: the commit's subject and body (`full`), its subject
-    /// alone (`subject`, one line, like a search), or both as two tasks (`both`).
+    /// alone (`subject`, one line, like a search), or both as two tasks (`both`; a commit
+    /// without a body makes one task).
     #[arg(long, value_enum, default_value_t = TaskText::Full)]
     pub task_text: TaskText,
 }
