@@ -58,8 +58,15 @@ def load(pairs_dirs, dims=384):
             continue
         index, mat = read_vectors(vec, dims)
         tasks = []
+        texts = {}
         for line in open(path):
             d = json.loads(line)
+            texts[d["name"]] = d["text"]
+            # A commit without a body was written twice, `NAME~subject` the same text as
+            # `NAME` (before `iret bench` made it one task): each text counts once.
+            twin = d["name"].removesuffix("~subject")
+            if twin != d["name"] and texts.get(twin) == d["text"]:
+                continue
             if not d["chunks"] or not d["gold"]:
                 continue
             t = Task()

@@ -66,7 +66,29 @@ def load(data_dir, mode="iterative"):
                 feats.append([float(x) for x in parts[len(FIXED):]])
     X = np.asarray(feats, dtype=np.float32)
     y = np.asarray(labels, dtype=np.int32)
-    return X, y, np.asarray(tasks), np.asarray(repos), names
+    keep = distinct_tasks(X, y, tasks)
+    return X[keep], y[keep], np.asarray(tasks)[keep], np.asarray(repos)[keep], names
+
+
+def distinct_tasks(X, y, tasks):
+    """Rows to keep: a commit without a body was mined (before `iret bench` made it one
+    task) as two tasks of one text, `NAME` and `NAME~subject`, with the same rows (to a
+    cosine's last float digits); the second copy is left out, so that each text counts and weighs once."""
+    keep = np.ones(len(tasks), dtype=bool)
+    spans = {}
+    for a, b in groups_of(tasks):
+        spans[tasks[a]] = (a, b)
+    dropped = 0
+    for name, (a, b) in spans.items():
+        twin = spans.get(name[: -len("~subject")]) if name.endswith("~subject") else None
+        if twin and twin[1] - twin[0] == b - a and np.array_equal(y[a:b], y[twin[0]:twin[1]]) \
+                and np.allclose(X[a:b], X[twin[0]:twin[1]], rtol=0, atol=1e-4, equal_nan=True):
+            keep[a:b] = False
+            dropped += 1
+    if dropped:
+        print(f"train: {dropped} subject tasks left out: the same text as their commit's task",
+              file=sys.stderr)
+    return keep
 
 
 def groups_of(tasks):

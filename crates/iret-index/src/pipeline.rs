@@ -10,7 +10,7 @@ use crate::update::{
 };
 use crate::vectors::Vectors;
 use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
-use crate::walk::{walk, SkipReason};
+use crate::walk::{walk, SkipReason, Walked};
 use iret_chunk::{Limits, CHUNKER_VERSION};
 use iret_embed::Embedder;
 use rayon::prelude::*;
@@ -254,18 +254,9 @@ fn run(
     let _lock = store.lock()?;
     let walked = walk(root);
     phases.mark("walk");
-    let live = store.current().ok();
-    let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
-    if !opts.force {
-        if let Some(report) = up_to_date(root, &store, &walked, embedder.model_id(), started) {
-            store.prune_generations();
-            return Ok((report, open));
-        }
-    }
-    let previous = match (opts.force, open) {
-        (true, _) => None,
-        (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
-        (false, None) => Previous::load(index_dir, embedder.model_id()),
+    let previous = match start_from(root, &store, &walked, embedder, opts, open, started) {
+        Start::UpToDate(report, open) => return Ok((report, open)),
+        Start::From(previous) => previous,
     };
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
@@ -300,7 +291,7 @@ fn run(
         skipped: &skipped,
         history: &history,
     };
-    let (fresh, embedded, fetched, notes) = if new.texts.is_empty() {
+    let (fresh, embedded, fetched, mut notes) = if new.texts.is_empty() {
         (Vec::new(), 0, 0, Vec::new())
     } else {
         match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
@@ -314,22 +305,8 @@ fn run(
         }
     };
     phases.mark("cache");
-    let dims = embedder.dims();
-    let (fresh_chunks, fresh_terms) = fresh.split_at(new.chunks * dims);
-    let vocab = built.vocab(carried.vocab.as_ref(), fresh_terms, dims);
-    let data = built.vectors(carried.vectors.as_ref(), fresh_chunks, dims);
-    let flat = Vectors::new(dims, data);
-    let vectors = update_graph(
-        if embedder.is_cheap() {
-            flat.quick()
-        } else {
-            flat
-        },
-        carried.vectors.take(),
-        &asm.remap,
-        &asm.revived,
-        asm.kept,
-    );
+    let old = (carried.vocab.as_ref(), carried.vectors.take());
+    let (vocab, vectors) = tables_of_vectors(embedder, &built, old, &fresh, new.chunks);
     phases.mark("hnsw");
 
     let tables = built.tables(&vocab, &vectors);
@@ -339,7 +316,6 @@ fn run(
     let generation = store.commit(tmp)?;
     phases.mark("commit");
 
-    let mut notes = notes;
     notes.extend(history_note);
     let report = BuildReport {
         embedded,
@@ -359,6 +335,67 @@ fn run(
         history,
     };
     Ok((report, Some(index)))
+}
+
+/// Where a build starts: nothing to do, or the previous generation to update (`None`: a
+/// cold or forced build).
+enum Start {
+    UpToDate(BuildReport, Option<Index>),
+    From(Option<Previous>),
+}
+
+/// Reads the previous generation, from `open` when it is still the live one, unless
+/// every file is as the live generation holds it.
+fn start_from(
+    root: &Path,
+    store: &IndexDir,
+    walked: &Walked,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    open: Option<Index>,
+    started: Instant,
+) -> Start {
+    let live = store.current().ok();
+    let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
+    if !opts.force {
+        if let Some(report) = up_to_date(root, store, walked, embedder.model_id(), started) {
+            store.prune_generations();
+            return Start::UpToDate(report, open);
+        }
+    }
+    Start::From(match (opts.force, open) {
+        (true, _) => None,
+        (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
+        (false, None) => Previous::load(&store.dir, embedder.model_id()),
+    })
+}
+
+/// The vocabulary and the chunk vectors (graph updated) of the new generation: the old
+/// generation's vectors kept, `fresh` ones (the new chunks', then the new terms') taken in order.
+fn tables_of_vectors(
+    embedder: &dyn Embedder,
+    built: &Built,
+    (old_vocab, old_vectors): (Option<&Vocab>, Option<Vectors>),
+    fresh: &[f32],
+    new_chunks: usize,
+) -> (Vocab, Vectors) {
+    let dims = embedder.dims();
+    let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunks * dims);
+    let vocab = built.vocab(old_vocab, fresh_terms, dims);
+    let data = built.vectors(old_vectors.as_ref(), fresh_chunks, dims);
+    let flat = Vectors::new(dims, data);
+    let vectors = update_graph(
+        if embedder.is_cheap() {
+            flat.quick()
+        } else {
+            flat
+        },
+        old_vectors,
+        &built.asm.remap,
+        &built.asm.revived,
+        built.asm.kept,
+    );
+    (vocab, vectors)
 }
 
 /// The report of a build that assembled `asm` (nothing embedded yet, nothing deferred).
@@ -774,7 +811,7 @@ fn count_missing(keys: &[[u8; 16]], cache: &EmbeddingCache) -> usize {
 fn up_to_date(
     root: &Path,
     store: &IndexDir,
-    walked: &crate::walk::Walked,
+    walked: &Walked,
     model_id: &str,
     started: Instant,
 ) -> Option<BuildReport> {
