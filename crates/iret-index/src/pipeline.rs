@@ -255,7 +255,7 @@ fn run(
     let walked = walk(root);
     phases.mark("walk");
     let previous = match start_from(root, &store, &walked, embedder, opts, open, started) {
-        Start::UpToDate(report, open) => return Ok((report, open)),
+        Start::UpToDate(done) => return Ok(*done),
         Start::From(previous) => previous,
     };
     phases.mark("load");
@@ -340,7 +340,7 @@ fn run(
 /// Where a build starts: nothing to do, or the previous generation to update (`None`: a
 /// cold or forced build).
 enum Start {
-    UpToDate(BuildReport, Option<Index>),
+    UpToDate(Box<(BuildReport, Option<Index>)>),
     From(Option<Previous>),
 }
 
@@ -360,7 +360,7 @@ fn start_from(
     if !opts.force {
         if let Some(report) = up_to_date(root, store, walked, embedder.model_id(), started) {
             store.prune_generations();
-            return Start::UpToDate(report, open);
+            return Start::UpToDate(Box::new((report, open)));
         }
     }
     Start::From(match (opts.force, open) {
