@@ -264,7 +264,7 @@ fn run(
 
     // Decide per file, reading and chunking only what changed (in parallel, order kept);
     // previous chunks of reused files keep their order (renumbered), new ones follow.
-    let (old_files, old_chunks, mut carried) = Carried::split(previous);
+    let (old_files, old_chunks, mut carried) = Carried::split(previous.map(|p| *p));
     let outcomes = classify(&walked.files, &old_files, opts.limits.unwrap_or_default());
     phases.mark("read+chunk");
     let asm = assemble(&walked.files, outcomes, old_files, old_chunks, &mut skipped);
@@ -341,7 +341,7 @@ fn run(
 /// cold or forced build).
 enum Start {
     UpToDate(Box<(BuildReport, Option<Index>)>),
-    From(Option<Previous>),
+    From(Option<Box<Previous>>),
 }
 
 /// Reads the previous generation, from `open` when it is still the live one, unless
@@ -363,11 +363,14 @@ fn start_from(
             return Start::UpToDate(Box::new((report, open)));
         }
     }
-    Start::From(match (opts.force, open) {
-        (true, _) => None,
-        (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
-        (false, None) => Previous::load(&store.dir, embedder.model_id()),
-    })
+    Start::From(
+        match (opts.force, open) {
+            (true, _) => None,
+            (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
+            (false, None) => Previous::load(&store.dir, embedder.model_id()),
+        }
+        .map(Box::new),
+    )
 }
 
 /// The vocabulary and the chunk vectors (graph updated) of the new generation: the old
