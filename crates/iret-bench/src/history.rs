@@ -157,7 +157,7 @@ pub fn tasks_from_history(mirror: &Mirror, opts: &HistoryOptions) -> anyhow::Res
 fn texts(inst: Instance, opts: &HistoryOptions) -> Vec<Instance> {
     let mut out = Vec::new();
     let has_body = inst.task.query.contains('\n');
-    if opts.subject && !(opts.full && !has_body) {
+    if opts.subject && (has_body || !opts.full) {
         let subject = inst.task.query.lines().next().unwrap_or("").to_string();
         let mut one = inst.clone();
         one.name = format!("{}~subject", inst.name);
