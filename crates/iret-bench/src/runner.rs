@@ -137,124 +137,43 @@ impl Mode {
 
     /// Hybrid with one signal changed at a time: what each lever is worth.
     pub fn ablations() -> Vec<Self> {
-        let p = Params::default();
-        let v = |name: &str, params: Params| Mode {
-            name: name.into(),
-            kind: Kind::Single(params),
-            tuned: false,
+        let defaults = Params::default();
+        let vector_weight = defaults.vector_weight;
+        let changed = |name: &str, change: &dyn Fn(&mut Params)| {
+            let mut params = defaults.clone();
+            change(&mut params);
+            Mode {
+                name: name.into(),
+                kind: Kind::Single(params),
+                tuned: false,
+            }
         };
         vec![
-            v(
-                "raw-hybrid",
-                Params {
-                    define_boost: 0.0,
-                    name_boost: 0.0,
-                    spelled_boost: 0.0,
-                    path_boost: 0.0,
-                    noise_factor: 1.0,
-                    coherence: 0.0,
-                    symbol_vector_weight: p.vector_weight,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-define",
-                Params {
-                    define_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-name",
-                Params {
-                    name_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-spelled",
-                Params {
-                    spelled_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-path",
-                Params {
-                    path_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-noise",
-                Params {
-                    noise_factor: 1.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-coherence",
-                Params {
-                    coherence: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-symbol-weight",
-                Params {
-                    symbol_vector_weight: p.vector_weight,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-mention",
-                Params {
-                    mention_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-message",
-                Params {
-                    message_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-api",
-                Params {
-                    api_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "-title",
-                Params {
-                    title_boost: 0.0,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "rrf",
-                Params {
-                    fusion: Fusion::Rrf(60.0),
-                    ..p.clone()
-                },
-            ),
-            v(
-                "vw0.3",
-                Params {
-                    vector_weight: 0.3,
-                    ..p.clone()
-                },
-            ),
-            v(
-                "vw0.7",
-                Params {
-                    vector_weight: 0.7,
-                    ..p.clone()
-                },
-            ),
+            changed("raw-hybrid", &|p| {
+                p.define_boost = 0.0;
+                p.name_boost = 0.0;
+                p.spelled_boost = 0.0;
+                p.path_boost = 0.0;
+                p.noise_factor = 1.0;
+                p.coherence = 0.0;
+                p.symbol_vector_weight = vector_weight;
+            }),
+            changed("-define", &|p| p.define_boost = 0.0),
+            changed("-name", &|p| p.name_boost = 0.0),
+            changed("-spelled", &|p| p.spelled_boost = 0.0),
+            changed("-path", &|p| p.path_boost = 0.0),
+            changed("-noise", &|p| p.noise_factor = 1.0),
+            changed("-coherence", &|p| p.coherence = 0.0),
+            changed("-symbol-weight", &|p| {
+                p.symbol_vector_weight = vector_weight
+            }),
+            changed("-mention", &|p| p.mention_boost = 0.0),
+            changed("-message", &|p| p.message_boost = 0.0),
+            changed("-api", &|p| p.api_boost = 0.0),
+            changed("-title", &|p| p.title_boost = 0.0),
+            changed("rrf", &|p| p.fusion = Fusion::Rrf(60.0)),
+            changed("vw0.3", &|p| p.vector_weight = 0.3),
+            changed("vw0.7", &|p| p.vector_weight = 0.7),
         ]
     }
 }
