@@ -15,34 +15,77 @@ const MAX_USE_DF: f32 = 0.05;
 
 pub(crate) fn related(corpus: &Corpus, file: u32, line: Option<u32>, k: usize) -> Vec<Related> {
     let index = &corpus.index;
-    let mut score: HashMap<u32, f32> = HashMap::new();
-    let mut reasons: HashMap<u32, Vec<String>> = HashMap::new();
-    let mut tie = |f: u32, s: f32, why: String| {
-        *score.entry(f).or_default() += s;
-        reasons.entry(f).or_default().push(why);
-    };
+    let mut ties = Ties::default();
     for f in corpus.facts.imports.importers_of(file) {
-        tie(f, IMPORT, "imports it".into());
+        ties.add(f, IMPORT, "imports it".into());
     }
     for f in corpus.facts.imports.imported_by(file) {
-        tie(f, IMPORT, "imported by it".into());
+        ties.add(f, IMPORT, "imported by it".into());
     }
+    let chunks = chunks_at(corpus, file, line);
+    for (f, used) in users_of_definitions(corpus, file, &chunks) {
+        let shown: Vec<&str> = used.iter().take(3).map(String::as_str).collect();
+        let more = if used.len() > 3 { " …" } else { "" };
+        ties.add(
+            f,
+            USE * used.len().min(3) as f32,
+            format!("uses {}{more}", shown.join(", ")),
+        );
+    }
+    for (f, cos) in nearest_files(corpus, file, &chunks, k) {
+        ties.add(f, cos, format!("similar code (cos {cos:.2})"));
+    }
+
+    let mut out: Vec<(u32, f32)> = ties.score.into_iter().collect();
+    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.into_iter()
+        .take(k)
+        .map(|(f, s)| Related {
+            path: index.files[f as usize].path.clone(),
+            score: round4(s),
+            reasons: ties.reasons.remove(&f).unwrap_or_default(),
+        })
+        .collect()
+}
+
+/// Each tied file's summed score and its reasons.
+#[derive(Default)]
+struct Ties {
+    score: HashMap<u32, f32>,
+    reasons: HashMap<u32, Vec<String>>,
+}
+
+impl Ties {
+    fn add(&mut self, file: u32, score: f32, why: String) {
+        *self.score.entry(file).or_default() += score;
+        self.reasons.entry(file).or_default().push(why);
+    }
+}
+
+/// The chunks of `file` that hold `line` (all of its chunks without a line, or when none
+/// holds it).
+fn chunks_at(corpus: &Corpus, file: u32, line: Option<u32>) -> Vec<usize> {
+    let index = &corpus.index;
     let entry = &index.files[file as usize];
     let range = entry.first_chunk as usize..(entry.first_chunk + entry.chunk_count) as usize;
-    let chunks: Vec<usize> = match line {
+    let at: Vec<usize> = match line {
         Some(l) => range
             .clone()
             .filter(|&c| index.chunks[c].start_line <= l && l <= index.chunks[c].end_line)
             .collect(),
-        None => range.clone().collect(),
+        None => Vec::new(),
     };
-    let chunks = if chunks.is_empty() {
+    if at.is_empty() {
         range.collect()
     } else {
-        chunks
-    };
+        at
+    }
+}
 
-    // Users of what these chunks define.
+/// The other files that use what `chunks` define, each with the names it uses (names
+/// under four letters, or used in more than `MAX_USE_DF` of the chunks, say nothing).
+fn users_of_definitions(corpus: &Corpus, file: u32, chunks: &[usize]) -> HashMap<u32, Vec<String>> {
+    let index = &corpus.index;
     let n = index.bm25.num_docs().max(1) as f32;
     let mut uses: HashMap<u32, Vec<String>> = HashMap::new();
     let mut names: Vec<&String> = chunks
@@ -71,48 +114,33 @@ pub(crate) fn related(corpus: &Corpus, file: u32, line: Option<u32>, k: usize) -
             uses.entry(f).or_default().push(name.clone());
         }
     }
-    for (f, used) in uses {
-        let shown: Vec<&str> = used.iter().take(3).map(String::as_str).collect();
-        let more = if used.len() > 3 { " …" } else { "" };
-        tie(
-            f,
-            USE * used.len().min(3) as f32,
-            format!("uses {}{more}", shown.join(", ")),
-        );
-    }
+    uses
+}
 
-    // Nearest code by vector: the mean of the chunks' vectors.
+/// The `k` other files nearest to the mean of `chunks`' vectors, each by its best chunk
+/// (none without vectors).
+fn nearest_files(corpus: &Corpus, file: u32, chunks: &[usize], k: usize) -> Vec<(u32, f32)> {
+    let index = &corpus.index;
     let dims = index.vectors.dims;
-    if dims > 0 {
-        let mut mean = vec![0f32; dims];
-        for &c in &chunks {
-            for (m, x) in mean.iter_mut().zip(index.vectors.get(c)) {
-                *m += x;
-            }
-        }
-        iret_embed::normalize(&mut mean);
-        let own = |c: usize| index.chunks[c].file != file;
-        let mut best: HashMap<u32, f32> = HashMap::new();
-        for (c, cos) in index.vectors.nearest(&mean, 50, &own) {
-            let f = index.chunks[c].file;
-            let e = best.entry(f).or_insert(cos);
-            *e = e.max(cos);
-        }
-        let mut best: Vec<(u32, f32)> = best.into_iter().collect();
-        best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        for (f, cos) in best.into_iter().take(k) {
-            tie(f, cos, format!("similar code (cos {cos:.2})"));
+    if dims == 0 {
+        return Vec::new();
+    }
+    let mut mean = vec![0f32; dims];
+    for &c in chunks {
+        for (m, x) in mean.iter_mut().zip(index.vectors.get(c)) {
+            *m += x;
         }
     }
-
-    let mut out: Vec<(u32, f32)> = score.into_iter().collect();
-    out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    out.into_iter()
-        .take(k)
-        .map(|(f, s)| Related {
-            path: index.files[f as usize].path.clone(),
-            score: round4(s),
-            reasons: reasons.remove(&f).unwrap_or_default(),
-        })
-        .collect()
+    iret_embed::normalize(&mut mean);
+    let own = |c: usize| index.chunks[c].file != file;
+    let mut best: HashMap<u32, f32> = HashMap::new();
+    for (c, cos) in index.vectors.nearest(&mean, 50, &own) {
+        let f = index.chunks[c].file;
+        let e = best.entry(f).or_insert(cos);
+        *e = e.max(cos);
+    }
+    let mut best: Vec<(u32, f32)> = best.into_iter().collect();
+    best.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    best.truncate(k);
+    best
 }
