@@ -79,6 +79,35 @@ pub struct CycleTrace {
     pub stop: Option<String>,
 }
 
+impl CycleTrace {
+    /// The trace of cycle `cycle` before its stop is decided: the terms dispatch searched
+    /// (spelt as the task or the code spells them), how many files it found, each judged
+    /// file's relevance.
+    fn of(
+        cycle: usize,
+        state: &State,
+        spelling: &Spelling,
+        candidates: usize,
+        evals: &[Evaluation],
+    ) -> Self {
+        CycleTrace {
+            cycle,
+            terms: state
+                .terms
+                .iter()
+                .map(|(t, _)| spelling.word(t).to_string())
+                .collect(),
+            candidates,
+            scores: evals
+                .iter()
+                .map(|e| (e.path.clone(), e.relevance))
+                .collect(),
+            refinement: None,
+            stop: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     /// Every evaluated file (best evaluation across cycles), best first: by the fused
@@ -180,14 +209,7 @@ pub fn run(
     // the query encoder's vector (the same, unless a tuned map is set).
     let task_embedding = state.embedding.clone();
     state.embedding = embedder.map_query(std::mem::take(&mut state.embedding));
-    let idf = |t: &str| {
-        if index.bm25.df(t) == 0 {
-            0.0
-        } else {
-            index.bm25.idf(t)
-        }
-    };
-    let mut concepts = Concepts::new(target_concepts(&state.analysis.concepts, &query.task, &idf));
+    let mut concepts = concepts_of(index, &state, &query.task);
     let mut memory = Memory::default();
     let mut cycles = Vec::new();
     let mut refiner = Refiner::new(corpus, embedder, &query.task, &task_embedding, &opts.params);
@@ -209,21 +231,7 @@ pub fn run(
         phases.mark(format_args!("evaluate {cycle}"));
         memory.merge(&evals);
         let ranked = memory.ranked(&state.excluded);
-        let mut trace = CycleTrace {
-            cycle,
-            terms: state
-                .terms
-                .iter()
-                .map(|(t, _)| spelling.word(t).to_string())
-                .collect(),
-            candidates: hits.len(),
-            scores: evals
-                .iter()
-                .map(|e| (e.path.clone(), e.relevance))
-                .collect(),
-            refinement: None,
-            stop: None,
-        };
+        let mut trace = CycleTrace::of(cycle, &state, &spelling, hits.len(), &evals);
         let stop = if enough(index, &ranked, &concepts, &mut memory.tokens, opts) {
             Some("enough context")
         } else if cycle == 1 && symbol_answered(&state, &hits, &evals, opts) {
@@ -246,6 +254,37 @@ pub fn run(
         }
     }
 
+    let (evaluated, candidates) = finish(corpus, query, &state, memory, opts, &mut phases)?;
+    Ok(Outcome {
+        evaluated,
+        cycles,
+        concepts,
+        candidates,
+    })
+}
+
+/// The concepts of the task the codebase has words for (each word weighed by its idf).
+fn concepts_of(index: &Index, state: &State, task: &str) -> Concepts {
+    let idf = |t: &str| {
+        if index.bm25.df(t) == 0 {
+            0.0
+        } else {
+            index.bm25.idf(t)
+        }
+    };
+    Concepts::new(target_concepts(&state.analysis.concepts, task, &idf))
+}
+
+/// The loop's answer: every judged file in the final order, and the candidates with their
+/// features, reordered by the learned ranker when one is set.
+fn finish(
+    corpus: &Corpus,
+    query: &Query,
+    state: &State,
+    memory: Memory,
+    opts: &Options,
+    phases: &mut Phases,
+) -> anyhow::Result<(Vec<Evaluation>, Vec<Candidate>)> {
     let mut evaluated: Vec<Evaluation> = memory.merged.into_values().collect();
     final_order(
         &mut evaluated,
@@ -264,19 +303,18 @@ pub fn run(
         standing: &memory.standing,
     };
     let candidates = candidates::assemble(corpus, &state.analysis, &query.task, &evaluated, &seen);
-    let (evaluated, candidates) = match &opts.ranker {
-        Some(ranker) => {
-            learned::order(ranker.as_ref(), index, evaluated, candidates, &memory.seen)?
-        }
+    let ordered = match &opts.ranker {
+        Some(ranker) => learned::order(
+            ranker.as_ref(),
+            &corpus.index,
+            evaluated,
+            candidates,
+            &memory.seen,
+        )?,
         None => (evaluated, candidates),
     };
     phases.mark("candidates");
-    Ok(Outcome {
-        evaluated,
-        cycles,
-        concepts,
-        candidates,
-    })
+    Ok(ordered)
 }
 
 /// A symbol lookup (`TRPCError`, `Sinatra::Helpers`) is answered when dispatch's best
