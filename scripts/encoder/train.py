@@ -193,6 +193,15 @@ def folds_of(repos, k):
     return {r: i % k for i, r in enumerate(uniq)}
 
 
+def share(names, fraction, seed=1):
+    """A seeded `fraction` of `names` (all of them at 1)."""
+    if fraction >= 1:
+        return names
+    names = list(names)
+    np.random.default_rng(seed).shuffle(names)
+    return names[: max(1, round(fraction * len(names)))]
+
+
 def trainable(tasks, top):
     return [t for t in tasks if t.shipped_rank <= top]
 
@@ -211,6 +220,9 @@ def main():
     ap.add_argument("--decay", type=float, default=1e-3, help="pull toward the identity")
     ap.add_argument("--temperature", type=float, default=0.05)
     ap.add_argument("--filter-top", type=int, default=50, help="SweLoc's filter: shipped top k files")
+    ap.add_argument("--train-share", type=float, default=1.0,
+                    help="train on this share of each fold's training repositories (a "
+                         "learning curve: how the held-out figures grow with the data)")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--cv-only", action="store_true", help="validate, write nothing")
     ap.add_argument("--hold-out-fold", type=int, default=None,
@@ -234,7 +246,8 @@ def main():
     eye, zero = np.eye(dims, dtype=np.float32), np.zeros(dims, dtype=np.float32)
     per_fold, curves = [], []
     for k in range(args.folds if args.hold_out_fold is None else 0):
-        train_t = [t for r, ts in repos.items() if fold_of[r] != k for t in trainable(ts, args.filter_top)]
+        train_t = [t for r in share(sorted(r for r in repos if fold_of[r] != k), args.train_share)
+                   for t in trainable(repos[r], args.filter_top)]
         test_t = [t for r, ts in repos.items() if fold_of[r] == k for t in ts
                   if not t.name.startswith("doc-")]
         curve = []
