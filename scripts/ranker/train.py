@@ -91,6 +91,15 @@ def distinct_tasks(X, y, tasks):
     return keep
 
 
+def share(names, fraction, seed=1):
+    """A seeded `fraction` of `names` (all of them at 1)."""
+    if fraction >= 1:
+        return names
+    names = list(names)
+    np.random.default_rng(seed).shuffle(names)
+    return names[: max(1, round(fraction * len(names)))]
+
+
 def groups_of(tasks):
     """Row index ranges of each task (rows of a task are contiguous in a table)."""
     bounds = [0]
@@ -231,6 +240,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=ROUNDS)
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds (the issue's bar)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
+    ap.add_argument("--train-share", type=float, default=1.0,
+                    help="train each fold on this share of its training repositories (a "
+                         "learning curve; validation is unchanged)")
     ap.add_argument("--history-dropout", type=float, default=0.0,
                     help="share of tasks also trained on as if the repository had no history")
     ap.add_argument("--base-weight", type=float, default=0.0,
@@ -274,7 +286,8 @@ def main():
     for k in range(args.folds):
         if time.time() - started > args.time_limit:
             sys.exit("train: time limit reached during cross-validation")
-        train_g = [groups[i] for i in trainable if fold_of[group_repo[i]] != k
+        kept = set(share(sorted(r for r in uniq if fold_of[r] != k), args.train_share))
+        train_g = [groups[i] for i in trainable if group_repo[i] in kept
                    for _ in range(args.docstring_weight if is_doc[i] else 1)]
         test_g = [i for i in range(len(groups)) if fold_of[group_repo[i]] == k]
         model = fit(lgb, X, y, groups, train_g, args.rounds)
@@ -338,6 +351,7 @@ def main():
         "history_dropout": args.history_dropout,
         "docstring_weight": args.docstring_weight,
         "base_weight": args.base_weight,
+        "train_share": args.train_share,
     }
     print(f"{'':12}{'Acc@1':>8}{'Acc@3':>8}{'Acc@5':>8}{'Acc@10':>8}{'NDCG@10':>9}")
     for name, m in (("rules", rule), ("learned", learned)):
