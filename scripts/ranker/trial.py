@@ -162,7 +162,7 @@ def main():
         aff = Affinity(args.data, args.texts, tasks, groups, y, fold_of_group)
         # Only tasks with a text are compared (the others would have zeros both ways).
         trainable = [i for i in trainable if i in aff.q]
-    scored = sorted(set(trainable) | ({i for i in aff.q} if aff else set(range(len(groups)))))
+    scored = sorted(aff.q) if aff else list(range(len(groups)))
     results = {}
     relative = listwise(X, names, groups) if args.family == "listwise" else None
     for with_extra in (False, True):
