@@ -41,10 +41,11 @@ PARAMS = {
 ROUNDS = 300
 
 
-def load(data_dir, mode="iterative"):
-    """Rows of every table: (features, labels, task ids, repos, rules ranks, names)."""
+def load(data_dir, mode="iterative", with_paths=False):
+    """Rows of every table: (features, labels, task ids, repos, names), and with
+    `with_paths` the candidates' paths last."""
     names = None
-    feats, labels, tasks, repos = [], [], [], []
+    feats, labels, tasks, repos, paths = [], [], [], [], []
     files = sorted(Path(data_dir).glob("*.tsv"))
     if not files:
         sys.exit(f"train: no *.tsv under {data_dir} (scripts/ranker/mine.py writes them)")
@@ -62,18 +63,21 @@ def load(data_dir, mode="iterative"):
                     continue
                 tasks.append(parts[0])
                 repos.append(parts[1])
+                paths.append(parts[3])
                 labels.append(int(parts[4]))
                 feats.append([float(x) for x in parts[len(FIXED):]])
     X = np.asarray(feats, dtype=np.float32)
     y = np.asarray(labels, dtype=np.int32)
     keep = distinct_tasks(X, y, tasks)
-    return X[keep], y[keep], np.asarray(tasks)[keep], np.asarray(repos)[keep], names
+    out = X[keep], y[keep], np.asarray(tasks)[keep], np.asarray(repos)[keep], names
+    return (*out, np.asarray(paths)[keep]) if with_paths else out
 
 
 def distinct_tasks(X, y, tasks):
     """Rows to keep: a commit without a body was mined (before `iret bench` made it one
     task) as two tasks of one text, `NAME` and `NAME~subject`, with the same rows (to a
-    cosine's last float digits); the second copy is left out, so that each text counts and weighs once."""
+    cosine's last float digits); the second copy is left out, so that each text counts
+    and weighs once."""
     keep = np.ones(len(tasks), dtype=bool)
     spans = {}
     for a, b in groups_of(tasks):

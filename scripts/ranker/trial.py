@@ -68,12 +68,7 @@ def words(s):
 class Affinity:
     """Counts per fold, so that any set of folds' table is a sum."""
 
-    def __init__(self, data, texts_dir, tasks, groups, y, fold_of_group):
-        paths = []
-        for p in sorted(Path(data).glob("*.tsv")):
-            with open(p) as f:
-                next(f)
-                paths += [line.split("\t", 5)[3] for line in f if line.split("\t", 5)[2] == "iterative"]
+    def __init__(self, paths, texts_dir, tasks, groups, y, fold_of_group):
         text = {}
         for p in Path(texts_dir).glob("*.jsonl"):
             for line in open(p):
@@ -147,7 +142,7 @@ def main():
     import lightgbm as lgb
 
     T.HISTORY_DROPOUT = args.history_dropout
-    X, y, tasks, repos, names = T.load(args.data)
+    X, y, tasks, repos, names, paths = T.load(args.data, with_paths=True)
     groups = T.groups_of(tasks)
     gold = T.gold_counts_of(args.data, groups, tasks)
     group_repo = [repos[a] for a, _ in groups]
@@ -159,7 +154,7 @@ def main():
     trainable = [i for i, (a, b) in enumerate(groups) if y[a:b].any()]
     aff = None
     if args.family == "affinity":
-        aff = Affinity(args.data, args.texts, tasks, groups, y, fold_of_group)
+        aff = Affinity(paths, args.texts, tasks, groups, y, fold_of_group)
         # Only tasks with a text are compared (the others would have zeros both ways).
         trainable = [i for i in trainable if i in aff.q]
     scored = sorted(aff.q) if aff else list(range(len(groups)))
