@@ -374,6 +374,7 @@ def main():
     final = fit(lgb, X, y, groups, [groups[i] for i in trainable
                                     for _ in range(args.docstring_weight if is_doc[i] else 1)],
                 args.rounds)
+    final = float32_thresholds(lgb, final)
     out = Path(args.model)
     out.mkdir(parents=True, exist_ok=True)
     export_onnx(final, names, out / "ranker.onnx")
@@ -421,7 +422,8 @@ def write_provenance(out, args, cv, manifest):
         "checked against LightGBM's own predictions.",
         f"- Data: `{prov.get('command', 'scripts/ranker/mine.py')}`: "
         f"{len(repos)} repositories in {len(langs)} languages ({', '.join(langs)}), "
-        f"{sum(v['tasks'] for v in repos.values())} tasks (commit subject+body and subject alone "
+        f"{cv['tasks']} distinct tasks ({sum(v['tasks'] for v in repos.values())} as mined, a "
+        "bodyless commit's subject copy left out; commit subject+body and subject alone "
         f"-> the non-test source files changed, on the parent's tree), {cv['rows']} candidate rows. "
         "None of `shared/train/excluded-repos.txt`; nothing mined is committed.",
         *([f"- Docstring tasks: `{cv['docstrings']}` (scripts/ranker/docstrings.py): "
@@ -439,7 +441,7 @@ def write_provenance(out, args, cv, manifest):
         f"b = {manifest['calibration']['b']:.4f}; {cv['calibration_oof']}.",
         f"- Parameters: {json.dumps(manifest['params'])}, {manifest['rounds']} rounds.",
         "",
-        "| repository | HEAD | language | tasks |",
+        "| repository | HEAD | language | tasks mined |",
         "| --- | --- | --- | --- |",
     ]
     for name in sorted(repos):
@@ -458,6 +460,29 @@ def export_onnx(booster, names, path):
         target_opset=15, zipmap=False,
     )
     onnx.save(model, str(path))
+
+
+def float32_thresholds(lgb, booster):
+    """The same trees with every split threshold t lowered to the largest float32 not
+    above it. The features are float32, so `x <= t` and `x <= t'` agree for every x and
+    LightGBM's predictions do not change; but ONNX Runtime compares in float32, where t
+    itself would round to the nearest float32, up onto a feature's value as often as not,
+    and send that value the other way."""
+    lines = []
+    for line in booster.model_to_string().splitlines():
+        if line.startswith("tree_sizes="):
+            continue  # byte offsets of the trees as written; read in order without them
+        if line.startswith("threshold="):
+            ts = []
+            for t in line[len("threshold="):].split():
+                v = float(t)
+                f = np.float32(v)
+                if float(f) > v:
+                    f = np.nextafter(f, np.float32(-np.inf), dtype=np.float32)
+                ts.append(repr(float(f)))
+            line = "threshold=" + " ".join(ts)
+        lines.append(line)
+    return lgb.Booster(model_str="\n".join(lines) + "\n")
 
 
 def check_onnx(booster, X, path):
