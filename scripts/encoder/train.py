@@ -21,6 +21,7 @@ map.bin (W row-major, then b; little-endian f32), manifest.json, cv.json, PROVEN
 """
 import argparse
 import hashlib
+import importlib.util
 import json
 import sys
 import time
@@ -29,6 +30,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
+# The ranker's trainer, for the share of repositories a learning curve trains on (one seeded
+# choice for both curves).
+_spec = importlib.util.spec_from_file_location("ranker_train", ROOT / "scripts/ranker/train.py")
+ranker_train = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ranker_train)
+share = ranker_train.share
 
 
 class Task:
@@ -191,15 +198,6 @@ def folds_of(repos, k):
     rng = np.random.default_rng(7)
     rng.shuffle(uniq)
     return {r: i % k for i, r in enumerate(uniq)}
-
-
-def share(names, fraction, seed=1):
-    """A seeded `fraction` of `names` (all of them at 1)."""
-    if fraction >= 1:
-        return names
-    names = list(names)
-    np.random.default_rng(seed).shuffle(names)
-    return names[: max(1, round(fraction * len(names)))]
 
 
 def trainable(tasks, top):
