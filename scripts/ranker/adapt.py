@@ -58,7 +58,7 @@ def split_in_time(tasks, groups, idx):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default="/work/cache/mine/data")
+    ap.add_argument("--data", action="append", help="a folder of mined tables; repeat for several")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=T.ROUNDS)
     ap.add_argument("--history-dropout", type=float, default=0.5)

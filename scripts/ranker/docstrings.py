@@ -250,7 +250,8 @@ def tasks_of(gd, head, per_repo, per_file, seed):
     return out
 
 
-def stripped_commit(mirror_gd, scratch, head, tasks):
+def stripped_commit(mirror_gd, scratch, head, tasks,
+                    message="HEAD, docstrings of the tasks removed"):
     """A root commit of HEAD's tree with the tasks' files replaced; its id."""
     scratch.mkdir(parents=True, exist_ok=True)
     g = ["git", f"--git-dir={scratch}"]
@@ -273,11 +274,36 @@ def stripped_commit(mirror_gd, scratch, head, tasks):
     cenv = dict(os.environ, GIT_AUTHOR_NAME="iret", GIT_AUTHOR_EMAIL="iret@localhost",
                 GIT_COMMITTER_NAME="iret", GIT_COMMITTER_EMAIL="iret@localhost",
                 GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    commit = subprocess.run(g + ["commit-tree", tree, "-m", "HEAD, docstrings of the tasks removed"],
+    commit = subprocess.run(g + ["commit-tree", tree, "-m", message],
                             env=cenv, capture_output=True, text=True, check=True).stdout.strip()
     subprocess.run(g + ["update-ref", "refs/heads/main", commit], check=True)
     subprocess.run(g + ["symbolic-ref", "HEAD", "refs/heads/main"], check=True)
     return commit
+
+
+def bench_tasks(iret, repo, name, commit, annotations, work, out):
+    """Run `annotations` (semble's format) on `commit` of the scratch mirror under `work`
+    through `iret bench --features`: `out/<owner>+<name>.tsv`, one row per candidate; the
+    rows written, or None when the bench failed."""
+    slug = repo.replace("/", "+", 1)
+    ds = work / "datasets" / slug
+    (ds / "annotations").mkdir(parents=True, exist_ok=True)
+    (ds / "repos.json").write_text(json.dumps([{
+        "name": name, "repo": repo, "revision": commit, "language": "mixed",
+        "url": f"https://github.com/{repo}", "benchmark_root": None}], indent=1))
+    (ds / "annotations" / f"{name}.json").write_text(json.dumps(annotations, indent=1))
+    table = out / f"{slug}.tsv"
+    part = table.with_suffix(".tsv.part")
+    run = subprocess.run([iret, "bench", "--dataset", str(ds), "--mirrors",
+                          str(work / "mirrors"), "--corpora", str(work / "checkouts"),
+                          "--index-root", str(work / "idx"), "--modes", "iterative",
+                          "--features", str(part), "--json", str(out / f"{slug}.json")],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        print(f"{name}: bench failed: {run.stderr[-500:]}", file=sys.stderr)
+        return None
+    part.rename(table)
+    return sum(1 for _ in open(table)) - 1
 
 
 def main():
@@ -323,31 +349,15 @@ def main():
         if len(tasks) < 5:
             print(f"docstrings: {repo}: {len(tasks)} tasks, skipped", file=sys.stderr)
             continue
+        t0 = time.time()
         scratch = work / "mirrors" / slug / "repo"
         commit = stripped_commit(gd, scratch, head, tasks)
-        ds = work / "datasets" / slug
-        (ds / "annotations").mkdir(parents=True, exist_ok=True)
-        name = f"doc-{slug}"
-        (ds / "repos.json").write_text(json.dumps([{
-            "name": name, "repo": repo, "revision": commit, "language": "mixed",
-            "url": f"https://github.com/{repo}", "benchmark_root": None}], indent=1))
-        (ds / "annotations" / f"{name}.json").write_text(json.dumps([
-            {"query": q, "relevant": [p], "secondary": [], "category": "docstring"}
-            for p, q, _ in tasks], indent=1))
-        t0 = time.time()
-        part = table.with_suffix(".tsv.part")
-        run = subprocess.run([a.iret, "bench", "--dataset", str(ds), "--mirrors",
-                              str(work / "mirrors"), "--corpora", str(work / "checkouts"),
-                              "--index-root", str(work / "idx"), "--modes", "iterative",
-                              "--features", str(part), "--json", str(out / f"{slug}.json")],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            print(f"docstrings: {repo}: bench failed: {run.stderr[-500:]}", file=sys.stderr)
-            continue
-        part.rename(table)
-        rows = sum(1 for _ in open(table)) - 1
-        print(f"docstrings: {repo}: {len(tasks)} tasks, {rows} rows, {time.time() - t0:.1f} s",
-              file=sys.stderr)
+        annotations = [{"query": q, "relevant": [p], "secondary": [], "category": "docstring"}
+                       for p, q, _ in tasks]
+        rows = bench_tasks(a.iret, repo, f"doc-{slug}", commit, annotations, work, out)
+        if rows is not None:
+            print(f"docstrings: {repo}: {len(tasks)} tasks, {rows} rows, "
+                  f"{time.time() - t0:.1f} s", file=sys.stderr)
     prov = {"command": " ".join(sys.argv), "per_repo": a.per_repo, "per_file": a.per_file,
             "seed": a.seed,
             "repos": sorted(p.stem for p in out.glob("*.tsv"))}

@@ -19,6 +19,13 @@ table discarded).
 
     python3 scripts/ranker/mine.py --iret target/release/iret --mirrors /work/.mirror \
         --out /work/cache/mine/data --commits 150 --time-limit 5400
+
+More tasks from the same repositories, cheaply (their indexes and embedding cache are warm):
+`--older-than DIR` mines, for each repository with a table in DIR, the qualifying commits
+older than the oldest task there, into another `--out`; `train.py --data A --data B` reads both.
+
+    python3 scripts/ranker/mine.py --older-than /work/cache/mine/data \
+        --out /work/cache/mine/data-older --commits 150 --time-limit 5400
 """
 import argparse
 import json
@@ -84,14 +91,29 @@ def language(gd):
     return exts.most_common(1)[0][0] if exts else "?"
 
 
-def mine_one(args, repo, gd, out_dir, deadline):
+def oldest_task_parent(gd, table_json):
+    """The first parent of the oldest commit with a task in `table_json` (an `iret bench
+    --json` report of `--history` tasks, named `owner/name@HASH` or `…~subject`), or None."""
+    try:
+        runs = json.loads(Path(table_json).read_text()).get("runs", [])
+    except (OSError, json.JSONDecodeError):
+        return None
+    prefixes = {r["name"].split("@", 1)[1].split("~", 1)[0] for r in runs if "@" in r["name"]}
+    if not prefixes:
+        return None
+    chain = git(gd, "rev-list", "--first-parent", "HEAD").split()
+    seen = [i for i, h in enumerate(chain) if h[:10] in prefixes]
+    return f"{chain[max(seen)]}^" if seen else None
+
+
+def mine_one(args, repo, gd, out_dir, deadline, until="HEAD"):
     slug = repo.replace("/", "+", 1)
     table = out_dir / f"{slug}.tsv"
     part = out_dir / f"{slug}.tsv.part"
     log = out_dir / f"{slug}.log"
     cmd = [
         args.iret, "bench", "--history", str(gd), "--commits", str(args.commits),
-        "--task-text", args.task_text, "--modes", args.mode,
+        "--task-text", args.task_text, "--modes", args.mode, "--until", until,
         "--corpora", str(Path(args.work) / "checkouts"),
         "--index-root", str(Path(args.work) / "indexes"),
         "--features", str(part), "--json", str(out_dir / f"{slug}.json"),
@@ -121,7 +143,8 @@ def mine_one(args, repo, gd, out_dir, deadline):
     tasks = len(seen)
     return {
         "repo": repo,
-        "head": git(gd, "rev-parse", "HEAD").strip(),
+        "head": git(gd, "rev-parse", until).strip(),
+        "until": until,
         "language": language(gd),
         "tasks": tasks,
         "rows": rows,
@@ -145,7 +168,12 @@ def main():
     ap.add_argument("--mode", default="iterative",
                     help="the bench mode whose candidates are written (iterative-tuned: queries "
                          "through the query map, for a ranker over its dense features)")
+    ap.add_argument("--older-than", metavar="DIR",
+                    help="mine the commits older than the oldest task of each repository's "
+                         "table in DIR (repositories without one there are skipped)")
     args = ap.parse_args()
+    if args.older_than and Path(args.older_than).resolve() == Path(args.out).resolve():
+        sys.exit("mine: --older-than needs another --out than the tables it extends")
 
     deadline = time.time() + args.time_limit
     out_dir = Path(args.out)
@@ -189,8 +217,13 @@ def main():
         if time.time() >= deadline:
             print("mine: time limit reached", file=sys.stderr)
             break
-        print(f"mine: {repo} ({files} files)", file=sys.stderr, flush=True)
-        got = mine_one(args, repo, gd, out_dir, deadline)
+        until = "HEAD"
+        if args.older_than:
+            until = oldest_task_parent(gd, Path(args.older_than) / f"{slug}.json")
+            if until is None:
+                continue
+        print(f"mine: {repo} ({files} files, until {until})", file=sys.stderr, flush=True)
+        got = mine_one(args, repo, gd, out_dir, deadline, until)
         if got is None:
             print(f"mine: {repo}: stopped at the time limit", file=sys.stderr)
             break

@@ -41,14 +41,25 @@ PARAMS = {
 ROUNDS = 300
 
 
-def load(data_dir, mode="iterative", with_paths=False):
-    """Rows of every table: (features, labels, task ids, repos, names), and with
-    `with_paths` the candidates' paths last."""
+DEFAULT_DATA = "/work/cache/mine/data"
+
+
+def data_dirs(data):
+    """`--data` as a list of folders: one (a path), several (`--data A --data B`: a later
+    mining run's tables, such as `mine.py --older-than A`), or the default."""
+    if not data:
+        return [Path(DEFAULT_DATA)]
+    return [Path(data)] if isinstance(data, (str, Path)) else [Path(d) for d in data]
+
+
+def load(data, mode="iterative", with_paths=False):
+    """Rows of every table of the `data` folders: (features, labels, task ids, repos,
+    names), and with `with_paths` the candidates' paths last."""
     names = None
     feats, labels, tasks, repos, paths = [], [], [], [], []
-    files = sorted(Path(data_dir).glob("*.tsv"))
+    files = [f for d in data_dirs(data) for f in sorted(d.glob("*.tsv"))]
     if not files:
-        sys.exit(f"train: no *.tsv under {data_dir} (scripts/ranker/mine.py writes them)")
+        sys.exit(f"train: no *.tsv under {data} (scripts/ranker/mine.py writes them)")
     for path in files:
         with open(path) as f:
             header = f.readline().rstrip("\n").split("\t")
@@ -146,10 +157,10 @@ def metrics(groups, y, score, gold_counts):
     return out
 
 
-def gold_counts_of(data_dir, groups, tasks):
+def gold_counts_of(data, groups, tasks):
     """How many gold files each task has (from the bench's JSON: candidates may miss some)."""
     gold = {}
-    for path in Path(data_dir).glob("*.json"):
+    for path in (p for d in data_dirs(data) for p in d.glob("*.json")):
         if path.name == "provenance.json":
             continue
         try:
@@ -236,7 +247,8 @@ def calibrate(scores, labels, groups):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default="/work/cache/mine/data")
+    ap.add_argument("--data", action="append",
+                    help=f"a folder of mined tables; repeat for several (default {DEFAULT_DATA})")
     ap.add_argument("--model", default=str(Path(__file__).resolve().parents[2] / "models/ranker"))
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--mode", default="iterative",
@@ -253,10 +265,13 @@ def main():
                     help="boost from the rules: this times rules_score is every candidate's "
                     "starting score, the trees learn the correction (0: trees alone)")
     ap.add_argument("--docstring-weight", type=int, default=1,
-                    help="each docstring task trained on this many times")
-    ap.add_argument("--docstrings", help="docstring -> defining-file tables "
-                    "(scripts/ranker/docstrings.py), trained on beside the commit tasks as a "
-                    "repository without history; reported apart")
+                    help="each synthetic (docstring or symbol) task trained on this many times")
+    ap.add_argument("--synthetic", "--docstrings", dest="docstrings", action="append",
+                    help="tables of synthetic tasks on a repository's HEAD: docstring -> "
+                    "defining file (scripts/ranker/docstrings.py) or symbol -> defining file "
+                    "(scripts/ranker/symbols.py), trained on beside the commit tasks as a "
+                    "repository without history, validated by the same folds, reported apart; "
+                    "repeat for several")
     args = ap.parse_args()
     global HISTORY_DROPOUT, BASE_WEIGHT
     HISTORY_DROPOUT = args.history_dropout
@@ -275,7 +290,8 @@ def main():
         X = np.concatenate([X, without_history(Xd)])
         y, tasks, repos = np.concatenate([y, yd]), np.concatenate([tasks, td]), np.concatenate([repos, rd])
     groups = groups_of(tasks)
-    gold_counts = gold_counts_of(args.data, groups, tasks)
+    gold_counts = gold_counts_of(data_dirs(args.data) + (data_dirs(args.docstrings) if args.docstrings else []),
+                                 groups, tasks)
     is_doc = np.asarray([a >= n_commit_rows for a, _ in groups])
     group_repo = np.asarray([repos[a] for a, _ in groups])
     # Tasks without a gold candidate teach nothing (but count as misses in the figures).
@@ -313,8 +329,10 @@ def main():
     rule = metrics([groups[i] for i in commit], y, rules, [gold_counts[i] for i in commit])
     by_kind = {}
     for kind, pick in (("subject", lambda t: t.endswith("~subject")),
-                       ("full message", lambda t: not t.endswith("~subject") and not t.startswith("doc-")),
-                       ("docstring", lambda t: t.startswith("doc-"))):
+                       ("full message", lambda t: not t.endswith("~subject")
+                        and not t.startswith(("doc-", "sym-"))),
+                       ("docstring", lambda t: t.startswith("doc-")),
+                       ("symbol", lambda t: t.startswith("sym-"))):
         idx = [i for i, (a, _) in enumerate(groups) if pick(tasks[a])]
         if not idx:
             continue
@@ -406,11 +424,28 @@ def main():
     print(f"train: wrote {out} in {time.time() - started:.0f} s", file=sys.stderr)
 
 
+def merged_provenance(data):
+    """The mining provenance of every `data` folder: each repository's tasks summed over
+    them, its newest head kept, and every folder's command."""
+    repos, commands = {}, []
+    for d in data_dirs(data):
+        path = d / "provenance.json"
+        prov = json.loads(path.read_text()) if path.exists() else {"repos": {}}
+        commands.append(prov.get("command", "scripts/ranker/mine.py"))
+        for name, v in prov["repos"].items():
+            if "tasks" not in v or not v["tasks"]:
+                continue
+            if name in repos:
+                repos[name] = {**repos[name], "tasks": repos[name]["tasks"] + v["tasks"]}
+            else:
+                repos[name] = dict(v)
+    return {"repos": repos, "command": "`, then `".join(commands)}
+
+
 def write_provenance(out, args, cv, manifest):
     """PROVENANCE.md: the repositories and commits mined, counts, parameters, the command."""
-    prov_path = Path(args.data) / "provenance.json"
-    prov = json.loads(prov_path.read_text()) if prov_path.exists() else {"repos": {}}
-    repos = {k: v for k, v in prov["repos"].items() if "tasks" in v}
+    prov = merged_provenance(args.data)
+    repos = prov["repos"]
     langs = sorted({v["language"] for v in repos.values()})
     lines = [
         "# Provenance of the learned ranker",

@@ -133,7 +133,7 @@ class Affinity:
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default="/work/cache/mine/data")
+    ap.add_argument("--data", action="append", help="a folder of mined tables; repeat for several")
     ap.add_argument("--family", choices=["listwise", "affinity"], required=True)
     ap.add_argument("--texts", default="/work/cache/pairs")
     ap.add_argument("--folds", type=int, default=5)
