@@ -254,8 +254,14 @@ def main():
     ap.add_argument("--mode", default="iterative",
                     help="the mode whose rows are read (mine.py --mode)")
     ap.add_argument("--rounds", type=int, default=ROUNDS)
+    ap.add_argument("--seed", type=int, default=PARAMS["seed"],
+                    help="LightGBM's seed (bagging, feature sampling): to measure how much "
+                    "a figure moves between equally good models")
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds (the issue's bar)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
+    ap.add_argument("--save-oof", metavar="FILE",
+                    help="write the out-of-fold scores (.npz: task, label, learned, rules per "
+                    "row) to compare runs on the same tasks")
     ap.add_argument("--train-share", type=float, default=1.0,
                     help="train each fold on this share of its training repositories (a "
                          "learning curve; validation is unchanged)")
@@ -274,6 +280,7 @@ def main():
                     "repeat for several")
     args = ap.parse_args()
     global HISTORY_DROPOUT, BASE_WEIGHT
+    PARAMS["seed"] = args.seed
     HISTORY_DROPOUT = args.history_dropout
     BASE_WEIGHT = args.base_weight
     import lightgbm as lgb
@@ -387,6 +394,9 @@ def main():
     print(f"{len(commit)} commit tasks (+{len(groups) - len(commit)} docstring tasks) of "
           f"{len(uniq)} repositories, {len(y)} rows, "
           f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
+    if args.save_oof:
+        np.savez_compressed(args.save_oof, task=tasks, label=y, learned=oof, rules=rules,
+                            gold=np.asarray(gold_counts))
     if args.no_export:
         return
     final = fit(lgb, X, y, groups, [groups[i] for i in trainable
@@ -461,10 +471,11 @@ def write_provenance(out, args, cv, manifest):
         "bodyless commit's subject copy left out; commit subject+body and subject alone "
         f"-> the non-test source files changed, on the parent's tree), {cv['rows']} candidate rows. "
         "None of `shared/train/excluded-repos.txt`; nothing mined is committed.",
-        *([f"- Docstring tasks: `{cv['docstrings']}` (scripts/ranker/docstrings.py): "
-           f"{cv['docstring_tasks']} tasks (a docstring's first sentence -> its defining file, "
-           "the docstring removed from the indexed tree), trained on as a repository without "
-           "history; validation figures above are of the commit tasks, the docstring tasks' "
+        *([f"- Synthetic tasks on each repository's HEAD: `{cv['docstrings']}`, "
+           f"{cv['docstring_tasks']} tasks (`scripts/ranker/symbols.py`: a declared name -> "
+           "the files declaring it; `scripts/ranker/docstrings.py`: a docstring's first "
+           "sentence -> its file, the docstring removed), trained on as a repository without "
+           "history; validation figures above are of the commit tasks, the synthetic tasks' "
            "in `cv.json` (`by_task_text`)."] if cv.get("docstrings") else []),
         f"- Validation: {cv['folds']}-fold cross-validation grouped by repository "
         "(`cv.json`): Acc@1 / @3 / @5 / NDCG@10, rules "
