@@ -297,8 +297,8 @@ def main():
         X = np.concatenate([X, without_history(Xd)])
         y, tasks, repos = np.concatenate([y, yd]), np.concatenate([tasks, td]), np.concatenate([repos, rd])
     groups = groups_of(tasks)
-    gold_counts = gold_counts_of(data_dirs(args.data) + (data_dirs(args.docstrings) if args.docstrings else []),
-                                 groups, tasks)
+    tables = data_dirs(args.data) + (data_dirs(args.docstrings) if args.docstrings else [])
+    gold_counts = gold_counts_of(tables, groups, tasks)
     is_doc = np.asarray([a >= n_commit_rows for a, _ in groups])
     group_repo = np.asarray([repos[a] for a, _ in groups])
     # Tasks without a gold candidate teach nothing (but count as misses in the figures).
@@ -391,7 +391,7 @@ def main():
     for code, m in by_language.items():
         print(f"  language {code:3} rules {m['rules']['acc@1']:5} learned {m['learned']['acc@1']:5} "
               f"({m['rules']['tasks']} tasks)")
-    print(f"{len(commit)} commit tasks (+{len(groups) - len(commit)} docstring tasks) of "
+    print(f"{len(commit)} commit tasks (+{len(groups) - len(commit)} synthetic tasks) of "
           f"{len(uniq)} repositories, {len(y)} rows, "
           f"{args.folds}-fold by repository; calibration (out of fold): {calib}")
     if args.save_oof:
@@ -436,7 +436,8 @@ def main():
 
 def merged_provenance(data):
     """The mining provenance of every `data` folder: each repository's tasks summed over
-    them, its newest head kept, and every folder's command."""
+    them, the rest of its entry (head, language) from the first folder that has it, and
+    every folder's command."""
     repos, commands = {}, []
     for d in data_dirs(data):
         path = d / "provenance.json"
