@@ -202,38 +202,51 @@ def docs_of(ext, lines):
     return found
 
 
-def tasks_of(gd, head, per_repo, per_file, seed):
-    """[(path, query, the file's new text)]: up to `per_repo` tasks of HEAD, at most
-    `per_file` a file; a file is written once, without the docstring of any of its tasks."""
+def head_sources(gd, head, seed=None):
+    """(path, text) of HEAD's non-test source files under 300 KB that are UTF-8, in a
+    `seed`ed shuffled order when one is given, read lazily (a caller may stop early)."""
     listing = subprocess.run(["git", f"--git-dir={gd}", "ls-tree", "-r", "-l", head],
                              capture_output=True, text=True, check=True).stdout
-    files = []
+    wanted = []
     for line in listing.splitlines():
         meta, path = line.split("\t", 1)
-        mode, kind, sha, size = meta.split()
+        _, kind, sha, size = meta.split()
         ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
         # A blob the mirror lacks lists its size as "BAD" (or "-"): skipped.
         if kind == "blob" and ext in SOURCE and size.isdigit() and int(size) < 300_000 \
                 and not is_test(path):
-            files.append((path, sha, ext))
-    random.Random(seed).shuffle(files)
+            wanted.append((path, sha))
+    if seed is not None:
+        random.Random(seed).shuffle(wanted)
     cat = subprocess.Popen(["git", f"--git-dir={gd}", "cat-file", "--batch"],
                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        for path, sha in wanted:
+            cat.stdin.write(f"{sha}\n".encode())
+            cat.stdin.flush()
+            header = cat.stdout.readline().split()
+            if len(header) < 3 or header[1] != b"blob":
+                continue
+            data = cat.stdout.read(int(header[2]))
+            cat.stdout.read(1)
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            yield path, text
+    finally:
+        cat.stdin.close()
+        cat.wait()
+
+
+def tasks_of(gd, head, per_repo, per_file, seed):
+    """[(path, query, the file's new text)]: up to `per_repo` tasks of HEAD, at most
+    `per_file` a file; a file is written once, without the docstring of any of its tasks."""
     out = []
-    for path, sha, ext in files:
+    for path, text in head_sources(gd, head, seed):
         if len(out) >= per_repo:
             break
-        cat.stdin.write(f"{sha}\n".encode())
-        cat.stdin.flush()
-        header = cat.stdout.readline().split()
-        if len(header) < 3 or header[1] != b"blob":
-            continue
-        data = cat.stdout.read(int(header[2]))
-        cat.stdout.read(1)
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
-            continue
+        ext = path.rsplit(".", 1)[-1].lower()
         lines = text.split("\n")
         docs = [(a, b, q, n) for a, b, t, n in docs_of(ext, lines)
                 for q in [sentence(t)] if q and n.lower() not in q.lower()]
@@ -245,8 +258,6 @@ def tasks_of(gd, head, per_repo, per_file, seed):
         stripped = "\n".join(l for i, l in enumerate(lines) if i not in drop)
         for _, _, query, _ in picked:
             out.append((path, query, stripped))
-    cat.stdin.close()
-    cat.wait()
     return out
 
 
@@ -306,45 +317,57 @@ def bench_tasks(iret, repo, name, commit, annotations, work, out):
     return sum(1 for _ in open(table)) - 1
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def synthetic_parser(description, out, work, per_repo):
+    """The options every synthetic-task miner takes (this one and `symbols.py`)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--iret", default=str(ROOT / "target/release/iret"))
     ap.add_argument("--mirrors", default="/work/.mirror")
     ap.add_argument("--mined", default="/work/cache/mine/data", help="mine.py's tables")
     ap.add_argument("--excluded", default=str(ROOT.parent / "shared/train/excluded-repos.txt"))
-    ap.add_argument("--out", default="/work/cache/doc/data", help="the tables (never committed)")
-    ap.add_argument("--work", default="/work/cache/doc", help="scratch mirrors, checkouts, indexes")
-    ap.add_argument("--per-repo", type=int, default=120)
-    ap.add_argument("--per-file", type=int, default=3)
+    ap.add_argument("--out", default=out, help="the tables (never committed)")
+    ap.add_argument("--work", default=work, help="scratch mirrors, checkouts, indexes")
+    ap.add_argument("--per-repo", type=int, default=per_repo)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--time-limit", type=float, default=3600)
     ap.add_argument("--only", help="comma-separated owner/name")
-    a = ap.parse_args()
+    return ap
+
+
+def mined_heads(a, tool):
+    """(repo, slug, mirror git dir, HEAD) of each repository `mine.py` mined (its tables in
+    `a.mined`: it refused the excluded ones by name and by root commit) and none named in
+    `excluded-repos.txt`, whose table under `a.out` is not yet written, until `a.time_limit`."""
     excluded = excluded_names(a.excluded)
     repos = sorted(p.stem.replace("+", "/", 1) for p in Path(a.mined).glob("*.tsv"))
     if a.only:
         repos = [r for r in repos if r in a.only.split(",")]
-    out, work = Path(a.out), Path(a.work)
-    out.mkdir(parents=True, exist_ok=True)
+    Path(a.out).mkdir(parents=True, exist_ok=True)
     started = time.time()
     for repo in repos:
         if repo.lower() in excluded:
-            print(f"docstrings: {repo} is excluded: refused", file=sys.stderr)
+            print(f"{tool}: {repo} is excluded: refused", file=sys.stderr)
             continue
         slug = repo.replace("/", "+", 1)
-        table = out / f"{slug}.tsv"
-        if table.exists():
+        if (Path(a.out) / f"{slug}.tsv").exists():
             continue
         if time.time() - started > a.time_limit:
-            print("docstrings: time limit reached", file=sys.stderr)
+            print(f"{tool}: time limit reached", file=sys.stderr)
             break
         gd = git_dir(a.mirrors, repo)
         if not (gd / "HEAD").exists():
             continue
         head = subprocess.run(["git", f"--git-dir={gd}", "rev-parse", "HEAD"],
                               capture_output=True, text=True).stdout.strip()
-        if not head:
-            continue
+        if head:
+            yield repo, slug, gd, head
+
+
+def main():
+    ap = synthetic_parser(__doc__.split("\n\n")[0], "/work/cache/doc/data", "/work/cache/doc", 120)
+    ap.add_argument("--per-file", type=int, default=3)
+    a = ap.parse_args()
+    out, work = Path(a.out), Path(a.work)
+    for repo, slug, gd, head in mined_heads(a, "docstrings"):
         tasks = tasks_of(gd, head, a.per_repo, a.per_file, a.seed)
         if len(tasks) < 5:
             print(f"docstrings: {repo}: {len(tasks)} tasks, skipped", file=sys.stderr)
