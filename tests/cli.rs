@@ -747,3 +747,60 @@ fn the_tuned_query_model_answers_the_worked_examples_and_a_bad_map_is_refused() 
     let err = refusal(&[0u8; 5]);
     assert!(err.contains("map.bin holds 5 bytes"), "{err}");
 }
+
+#[test]
+fn bench_writes_the_candidates_of_a_question_set_with_their_labels() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpora = dir.path().join("corpora");
+    copy_dir(&fixture(), &corpora.join("ts-app"));
+    let _ = std::fs::remove_dir_all(corpora.join("ts-app/.iret"));
+    let dataset = dir.path().join("set");
+    std::fs::create_dir_all(dataset.join("annotations")).unwrap();
+    std::fs::write(
+        dataset.join("repos.json"),
+        r#"[{"name": "ts-app", "language": "typescript",
+             "url": "https://github.com/acme/ts-app.git"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dataset.join("annotations/ts-app.json"),
+        r#"[{"query": "Add rate limiting to API endpoints",
+             "relevant": [{"path": "src/middleware/throttle.ts", "start_line": 1, "end_line": 5}],
+             "secondary": []},
+            {"query": "token expiry bug", "relevant": ["src/auth/tokens.ts"]}]"#,
+    )
+    .unwrap();
+    let table = dir.path().join("rows.tsv");
+    let out = run(iret()
+        .args(["bench", "--modes", "iterative,hybrid", "--dataset"])
+        .arg(&dataset)
+        .arg("--corpora")
+        .arg(&corpora)
+        .arg("--index-root")
+        .arg(dir.path().join("idx"))
+        .arg("--features")
+        .arg(&table));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&table).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert!(rows
+        .iter()
+        .all(|r| r[1] == "acme/ts-app" && r[2] == "iterative"));
+    let gold = |task: &str| -> Vec<&str> {
+        rows.iter()
+            .filter(|r| r[0] == task && r[4] == "1")
+            .map(|r| r[3])
+            .collect()
+    };
+    assert_eq!(gold("ts-app:0"), vec!["src/middleware/throttle.ts"]);
+    assert_eq!(gold("ts-app:1"), vec!["src/auth/tokens.ts"]);
+    assert!(rows.iter().filter(|r| r[0] == "ts-app:0").count() > 1);
+}

@@ -8,7 +8,6 @@ mode, and both again through the map. Prints Recall@10 and Acc@k per mode over a
     python3 scripts/encoder/heldout.py --map /work/cache/qm/h0
 """
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,9 +15,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("mine", ROOT / "scripts/ranker/mine.py")
-mine = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mine)
+sys.path.insert(0, str(ROOT / "training"))
+from iret_training import repos as mine  # noqa: E402  (git_dir, Excluded)
 
 # The vector leg alone: `dense` with every ranking signal switched off.
 RAW = ("@def=0+name=0+spell=0+path=0+noise=1+coh=0+men=0+rai=0+msg=0+api=0+tb=0"

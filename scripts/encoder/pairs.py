@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Query-encoder training pairs from the histories the ranker's data was mined from.
 
-For each repository `scripts/ranker/mine.py` mined (its `provenance.json`), runs
+For each repository `the training tool's `mine`` mined (its `provenance.json`), runs
 `iret bench --history ... --modes dense --pairs` over the same commits and task texts, on
 the same checkouts and indexes (so nothing is embedded again): per task, its text and
 vector, its gold files, and the chunks of the parent's tree a trained query must tell
@@ -15,7 +15,6 @@ between repositories.
     python3 scripts/encoder/pairs.py --time-limit 5400
 """
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
@@ -24,9 +23,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("mine", ROOT / "scripts/ranker/mine.py")
-mine = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(mine)
+sys.path.insert(0, str(ROOT / "training"))
+from iret_training import repos as mine  # noqa: E402  (git_dir, Excluded)
 
 
 def main():
@@ -49,7 +47,7 @@ def main():
     deadline = time.time() + args.time_limit
     if not Path(args.excluded).is_file():
         sys.exit(f"pairs: {args.excluded} not found: the excluded repositories must be known")
-    excluded = mine.excluded_names(args.excluded)
+    excluded = mine.Excluded(args.excluded)
     prov = json.loads((Path(args.mined) / "provenance.json").read_text())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -63,7 +61,7 @@ def main():
         if final.exists() and (out / f"{slug}.jsonl.vec").exists():
             continue
         gd = mine.git_dir(args.mirrors, repo)
-        why = mine.refused(repo, excluded, set(), gd)
+        why = excluded.refused(repo, gd)
         if why:
             print(f"pairs: {repo}: refused ({why})", file=sys.stderr)
             continue
@@ -103,10 +101,10 @@ def docstring_pairs(args):
     work, out = Path(args.docstrings), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.time_limit
-    excluded = mine.excluded_names(args.excluded)
+    excluded = mine.Excluded(args.excluded)
     for ds in sorted((work / "datasets").iterdir()):
         slug = ds.name
-        if slug.replace("+", "/", 1).lower() in excluded:
+        if excluded.refused(slug.replace("+", "/", 1)):
             print(f"pairs: {slug}: refused (listed in excluded-repos.txt)", file=sys.stderr)
             continue
         final = out / f"doc-{slug}.jsonl"

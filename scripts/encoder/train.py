@@ -12,7 +12,7 @@ the gold files together are the target. Adam, decay toward the identity. Tasks w
 file the shipped model does not place in its top 50 files are left out of training (SweLoc's
 filter), never out of validation.
 
-Validated by repository (5 folds, grouped as scripts/ranker/train.py groups them): the dense
+Validated by repository (5 folds, grouped by repository as the training tool's folds are): the dense
 leg's Recall@10, Acc@1 and Acc@5 over files, shipped against tuned, within each task's pool.
 Then trained on every repository and written to --model (default models/query-map/):
 map.bin (W row-major, then b; little-endian f32), manifest.json, cv.json, PROVENANCE.md.
@@ -21,7 +21,6 @@ map.bin (W row-major, then b; little-endian f32), manifest.json, cv.json, PROVEN
 """
 import argparse
 import hashlib
-import importlib.util
 import json
 import sys
 import time
@@ -30,12 +29,16 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
-# The ranker's trainer, for the share of repositories a learning curve trains on (one seeded
-# choice for both curves).
-_spec = importlib.util.spec_from_file_location("ranker_train", ROOT / "scripts/ranker/train.py")
-ranker_train = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(ranker_train)
-share = ranker_train.share
+
+
+def share(names, fraction, seed=1):
+    """A seeded `fraction` of `names` (all of them at 1): the repositories a learning curve
+    trains on."""
+    if fraction >= 1:
+        return names
+    names = list(names)
+    np.random.default_rng(seed).shuffle(names)
+    return names[: max(1, round(fraction * len(names)))]
 
 
 class Task:
@@ -318,7 +321,7 @@ def write_provenance(out, args, repos, cv, n_train, seconds):
         "",
         "A linear map on the shipped model's query vector (`q' = normalise(W q + b)`), trained",
         "by `scripts/encoder/train.py` on pairs `scripts/encoder/pairs.py` wrote from the",
-        "histories `scripts/ranker/mine.py` mined (none of `shared/train/excluded-repos.txt`).",
+        "histories the training tool's `mine` mined (none of `shared/train/excluded-repos.txt`).",
         "No fetched code is in this folder: W and b only.",
         "",
         f"- Command: `python3 scripts/encoder/train.py {' '.join(sys.argv[1:])}` ({seconds:.0f} s)",

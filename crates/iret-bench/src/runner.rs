@@ -1,6 +1,6 @@
 //! Runs retrieval modes over benchmark repos and scores every query.
 use crate::dataset::{self, Task};
-use crate::metrics::{hits_target, mrr, ndcg_at, recall_at, Hit};
+use crate::metrics::{hits_target, mrr, ndcg_at, paths_match, recall_at, Hit};
 use anyhow::Context;
 use iret_embed::Embedder;
 use iret_engine::Engine;
@@ -223,6 +223,9 @@ pub struct Config {
     /// A served store (`iret bench --store`): each repository's index is pushed to it,
     /// and every mode runs again with its vector leg served (`MODE+store`), side by side.
     pub serve: Option<Serve>,
+    /// `--features`: every loop candidate's features, one row each; a candidate is gold
+    /// when it holds one of the task's targets (relevant or secondary).
+    pub features: Option<crate::features::FeatureSink>,
 }
 
 /// Pushes a repository's index (by name) to a served store and returns its search.
@@ -319,10 +322,16 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
         let corpus = Arc::new(Corpus::new(index));
         let engines = Engines::new(&root, &index_dir, &corpus, &embedder, &cfg.modes)?;
         let mut results = Vec::new();
+        let repo_id = repo_id(repo);
         for mode in &cfg.modes {
             let engine = engines.of(mode);
-            for task in tasks {
-                results.push(score_query(engine, &corpus, task, mode)?);
+            for (i, task) in tasks.iter().enumerate() {
+                let sink = cfg.features.as_ref().map(|sink| TaskRows {
+                    sink,
+                    task: format!("{}:{}", repo.name, i),
+                    repo: &repo_id,
+                });
+                results.push(score_query(engine, &corpus, task, mode, sink)?);
             }
         }
         if let Some(serve) = &cfg.serve {
@@ -335,7 +344,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     ..mode.clone()
                 };
                 for task in tasks {
-                    results.push(score_query(&engine, &served, task, &mode)?);
+                    results.push(score_query(&engine, &served, task, &mode, None)?);
                 }
             }
         }
@@ -504,19 +513,51 @@ impl Engines {
     }
 }
 
+/// The repository a dataset entry names, as `owner/name` when its url says it (so that a
+/// repository's tasks of several datasets share one name), else its name.
+fn repo_id(repo: &dataset::Repo) -> String {
+    repo.url
+        .as_deref()
+        .and_then(|u| u.split("github.com/").nth(1))
+        .map(|r| r.trim_end_matches('/').trim_end_matches(".git").to_string())
+        .filter(|r| r.contains('/'))
+        .unwrap_or_else(|| repo.name.clone())
+}
+
+/// Where one task's candidate rows go (`--features`).
+struct TaskRows<'a> {
+    sink: &'a crate::features::FeatureSink,
+    task: String,
+    repo: &'a str,
+}
+
 fn score_query(
     engine: &Engine,
     corpus: &Corpus,
     task: &Task,
     mode: &Mode,
+    rows: Option<TaskRows>,
 ) -> anyhow::Result<QueryResult> {
     let index = &corpus.index;
     let query = Query::new(task.query.clone());
     let targets = task.targets();
     let started = Instant::now();
-    let Ranking { order, strong, .. } = ranked(engine, corpus, &query, mode)?;
+    let Ranking {
+        order,
+        strong,
+        candidates,
+    } = ranked(engine, corpus, &query, mode)?;
     let results = file_hits_to_results(index, order.into_iter());
     let latency_ms = started.elapsed().as_secs_f64() * 1000.0;
+    if let Some(rows) = rows.filter(|_| !candidates.is_empty()) {
+        let gold: Vec<String> = candidates
+            .iter()
+            .filter(|c| targets.iter().any(|t| paths_match(&c.path, t.path())))
+            .map(|c| c.path.clone())
+            .collect();
+        rows.sink
+            .write(&rows.task, rows.repo, &mode.name, &gold, &candidates)?;
+    }
     let strong_hits = strong
         .iter()
         .filter(|p| {

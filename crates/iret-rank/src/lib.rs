@@ -1,9 +1,9 @@
 //! The learned ranker iret ships: gradient-boosted trees trained with a ranking objective
-//! (LightGBM's LambdaMART, `scripts/ranker/train.py`) on tasks mined from public histories,
+//! (LightGBM's LambdaMART, the training tool in `training/`) on tasks mined from public histories,
 //! exported to ONNX and run by the ONNX Runtime the embedder already bundles. It reads the
-//! features `iret_retrieve::ranking::Features` names, in the order its manifest lists
-//! (a model trained on other features is refused), and calibrates its score to a
-//! probability with the manifest's Platt parameters.
+//! features `iret_retrieve::ranking::Features` names that its manifest lists, by name and
+//! in the manifest's order (a model of a feature this build does not compute is refused),
+//! and calibrates its score to a probability with the manifest's Platt parameters.
 //!
 //! The model's files (`models/ranker/ranker.onnx`, `manifest.json`) are compiled in;
 //! [`OnnxRanker::load`] reads another folder's.
@@ -29,17 +29,6 @@ pub struct Manifest {
     pub features: Vec<String>,
     pub calibration: Calibration,
     pub trees: usize,
-    /// The score the trees boost from (train.py `--base-weight`): `weight` times the
-    /// feature `feature`, added to the trees' output. None: the trees alone.
-    #[serde(default)]
-    pub base: Option<Base>,
-}
-
-/// A linear starting score, added to the trees' output.
-#[derive(Debug, Clone, Deserialize)]
-pub struct Base {
-    pub feature: String,
-    pub weight: f32,
 }
 
 /// `p = 1 / (1 + e^-(a · context + b))`, the context of a score within its task being
@@ -52,7 +41,7 @@ pub struct Calibration {
 
 /// What calibration reads of each score within one task's candidates: the score, its
 /// distance below the best, and for the best its margin over the second (1 when alone).
-/// `scripts/ranker/train.py` (`context`) computes the same.
+/// The training tool's `calibration.context` computes the same (`training/tests/calibration_cases.json` holds both to it).
 pub fn calibration_inputs(scores: &[f32]) -> Vec<[f32; 3]> {
     let top = scores.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut sorted = scores.to_vec();
@@ -67,6 +56,8 @@ pub fn calibration_inputs(scores: &[f32]) -> Vec<[f32; 3]> {
 pub struct OnnxRanker {
     id: String,
     manifest: Manifest,
+    /// Where each of the model's inputs sits in `Features::row`.
+    columns: Vec<usize>,
     session: Mutex<Session>,
 }
 
@@ -111,14 +102,7 @@ impl OnnxRanker {
     fn from_parts(id: &str, manifest: &str, onnx: &[u8]) -> anyhow::Result<Self> {
         let manifest: Manifest =
             serde_json::from_str(manifest).context("the ranker's manifest.json")?;
-        check_features(&manifest.features)?;
-        if let Some(base) = &manifest.base {
-            anyhow::ensure!(
-                Features::NAMES.contains(&base.feature.as_str()),
-                "the ranker boosts from {:?}, which this build does not compute",
-                base.feature
-            );
-        }
+        let columns = columns(&manifest.features)?;
         let env = iret_embed::onnx_environment()?;
         let session = Session::builder(&env)
             .and_then(|mut b| b.commit_from_memory(onnx))
@@ -126,6 +110,7 @@ impl OnnxRanker {
         Ok(Self {
             id: format!("{} ({}, {} trees)", id, manifest.kind, manifest.trees),
             manifest,
+            columns,
             session: Mutex::new(session),
         })
     }
@@ -135,20 +120,36 @@ impl OnnxRanker {
     }
 }
 
-/// The model's inputs are this build's features, in the same order.
-fn check_features(names: &[String]) -> anyhow::Result<()> {
-    let ours = Features::NAMES;
-    if names.len() != ours.len() || names.iter().zip(ours).any(|(a, b)| a != b) {
-        let theirs: Vec<&str> = names.iter().map(String::as_str).collect();
-        let missing: Vec<&&str> = ours.iter().filter(|n| !theirs.contains(n)).collect();
-        anyhow::bail!(
-            "the ranker was trained on other features ({} against this build's {}; \
-             not in the model: {missing:?}): retrain it with scripts/ranker/train.py",
-            names.len(),
-            ours.len()
-        );
-    }
-    Ok(())
+/// Where each of the model's inputs sits among this build's features; a name this build
+/// does not compute, or one listed twice, refuses the model.
+fn columns(names: &[String]) -> anyhow::Result<Vec<usize>> {
+    let unknown: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !Features::NAMES.contains(n))
+        .collect();
+    anyhow::ensure!(
+        unknown.is_empty(),
+        "the ranker reads features this build does not compute ({unknown:?}): retrain it \
+         with the training tool (training/, `python -m iret_training train`)"
+    );
+    let columns: Vec<usize> = names
+        .iter()
+        .map(|n| {
+            Features::NAMES
+                .iter()
+                .position(|m| m == n)
+                .expect("checked")
+        })
+        .collect();
+    let mut seen = columns.clone();
+    seen.sort_unstable();
+    seen.dedup();
+    anyhow::ensure!(
+        seen.len() == columns.len(),
+        "the ranker's manifest lists a feature twice"
+    );
+    Ok(columns)
 }
 
 impl Ranker for OnnxRanker {
@@ -160,8 +161,14 @@ impl Ranker for OnnxRanker {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        let width = Features::NAMES.len();
-        let data: Vec<f32> = rows.iter().flat_map(|f| f.row()).collect();
+        let width = self.columns.len();
+        let data: Vec<f32> = rows
+            .iter()
+            .flat_map(|f| {
+                let row = f.row();
+                self.columns.iter().map(move |&c| row[c])
+            })
+            .collect();
         let input = Tensor::from_array(([rows.len(), width], data))
             .map_err(|e| anyhow::anyhow!("the ranker's input: {e}"))?;
         let mut session = self.session.lock().unwrap_or_else(|p| p.into_inner());
@@ -177,18 +184,7 @@ impl Ranker for OnnxRanker {
             scores.len(),
             rows.len()
         );
-        let mut scores = scores.to_vec();
-        if let Some(base) = &self.manifest.base {
-            let col = Features::NAMES
-                .iter()
-                .position(|n| *n == base.feature)
-                .expect("checked on load");
-            for (s, f) in scores.iter_mut().zip(rows) {
-                let v = f.row()[col];
-                // train.py reads a missing value as 0 here (nan_to_num).
-                *s += base.weight * if v.is_nan() { 0.0 } else { v };
-            }
-        }
+        let scores = scores.to_vec();
         Ok(scores)
     }
 
@@ -278,42 +274,32 @@ mod tests {
     }
 
     #[test]
-    fn a_model_of_other_features_is_refused_by_name() {
-        let err = check_features(&["cos_best".into()])
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("other features"), "{err}");
-        let ours: Vec<String> = Features::NAMES.iter().map(|s| s.to_string()).collect();
-        assert!(check_features(&ours).is_ok());
-        let mut swapped = ours.clone();
-        swapped.swap(0, 1);
-        assert!(check_features(&swapped).is_err());
-    }
-
-    #[test]
-    fn a_base_adds_its_weight_times_its_feature_to_the_trees_score() {
-        let mut manifest: serde_json::Value = serde_json::from_str(SHIPPED_MANIFEST).unwrap();
-        let trees = OnnxRanker::from_parts("t", SHIPPED_MANIFEST, SHIPPED_ONNX).unwrap();
-        manifest["base"] = serde_json::json!({"feature": "rules_score", "weight": 2.0});
-        let based = OnnxRanker::from_parts("b", &manifest.to_string(), SHIPPED_ONNX).unwrap();
-        let rows = [
-            Features {
-                rules_score: 0.25,
-                ..Features::default()
-            },
-            Features {
-                rules_score: f32::NAN,
-                ..Features::default()
-            },
-        ];
-        let (t, b) = (trees.score(&rows).unwrap(), based.score(&rows).unwrap());
-        assert!((b[0] - t[0] - 0.5).abs() < 1e-5, "{t:?} {b:?}");
-        assert!((b[1] - t[1]).abs() < 1e-6, "a missing value adds nothing");
-        manifest["base"]["feature"] = serde_json::json!("no_such_feature");
-        let err = OnnxRanker::from_parts("x", &manifest.to_string(), SHIPPED_ONNX)
+    fn a_model_reads_the_features_its_manifest_names_in_its_order() {
+        let err = columns(&["cos_best".into(), "no_such_feature".into()])
             .unwrap_err()
             .to_string();
         assert!(err.contains("no_such_feature"), "{err}");
+        assert!(columns(&["cos_best".into(), "cos_best".into()]).is_err());
+        let at = |n: &str| Features::NAMES.iter().position(|m| *m == n).unwrap();
+        assert_eq!(
+            columns(&["standing".into(), "cos_best".into()]).unwrap(),
+            vec![at("standing"), at("cos_best")]
+        );
+    }
+
+    #[test]
+    fn calibration_inputs_agree_with_the_training_tool() {
+        // The same cases training/tests/test_calibration.py checks `calibration.context`
+        // against: the two implementations must stay equal.
+        let cases: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../training/tests/calibration_cases.json"
+        ))
+        .unwrap();
+        for case in cases.as_array().unwrap() {
+            let scores: Vec<f32> = serde_json::from_value(case["scores"].clone()).unwrap();
+            let want: Vec<[f32; 3]> = serde_json::from_value(case["inputs"].clone()).unwrap();
+            assert_eq!(calibration_inputs(&scores), want, "{case}");
+        }
     }
 
     #[test]

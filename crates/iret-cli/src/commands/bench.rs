@@ -58,9 +58,11 @@ pub struct Args {
     /// Write per-query results and the summary as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Localisation: write every candidate of the iterative mode with its ranking
-    /// features, one tab-separated row each (the task, the file, whether it is gold, each
-    /// feature by name): the data a learned ranker is trained and validated on.
+    /// Write every candidate of the loop's modes with its ranking features, one
+    /// tab-separated row each (the task, the file, whether it is gold, each feature by
+    /// name): the data a learned ranker is trained and validated on. In a semble-format
+    /// run, a task is `<repo>:<n>` (its place in the annotations) and a candidate is gold
+    /// when it holds one of the task's targets, relevant or secondary.
     #[arg(long, value_name = "FILE")]
     pub features: Option<PathBuf>,
     /// Localisation: write what a query encoder is trained on (`scripts/encoder/`): per
@@ -97,8 +99,8 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     if args.mirrors.is_some() || args.history.is_some() {
         return localisation(args, modes, embedder);
     }
-    if args.features.is_some() || args.pairs.is_some() {
-        anyhow::bail!("--features and --pairs are for localisation runs (--mirrors or --history)");
+    if args.pairs.is_some() {
+        anyhow::bail!("--pairs is for localisation runs (--mirrors or --history)");
     }
     let dataset = args.dataset.clone().expect("clap requires --dataset");
     let cfg = Config {
@@ -113,6 +115,11 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         reindex: args.reindex,
         progress: true,
         serve: super::store::target(cli)?.map(|target| serve(target, embedder.clone())),
+        features: args
+            .features
+            .as_deref()
+            .map(iret_bench::features::FeatureSink::create)
+            .transpose()?,
     };
     let runs = run_bench(&cfg, embedder)?;
     if runs.is_empty() {

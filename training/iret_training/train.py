@@ -1,0 +1,326 @@
+"""`train`: LightGBM LambdaMART over every kind of task, validated by repository-grouped
+cross-validation across kinds (a repository's tasks of every kind sit in one fold), reported
+out of fold per kind beside the rules, then trained on everything and exported to ONNX.
+
+Writes into --model: ranker.onnx (input "features": the manifest's features, in its order),
+manifest.json (features, calibration, parameters), cv.json (out-of-fold figures per kind and
+language, calibration bands), importance.tsv (gain per feature; mean |contribution| per kind),
+PROVENANCE.md (kinds, counts, repositories, the command). With --fold-models, each fold's model
+too, with the repositories it never saw, for `iret-train evaluate --folds`."""
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import calibration, export, folds
+from .kinds import KINDS, parse_weights
+from .metrics import metrics
+from .repos import Excluded
+from .tables import load
+
+PARAMS = {
+    "objective": "lambdarank",
+    "metric": "ndcg",
+    "eval_at": [1, 3, 5],
+    "learning_rate": 0.05,
+    "num_leaves": 31,
+    "min_data_in_leaf": 50,
+    "feature_fraction": 0.8,
+    "bagging_fraction": 0.8,
+    "bagging_freq": 1,
+    "lambdarank_truncation_level": 20,
+    "num_threads": 2,
+    "seed": 7,
+    "deterministic": True,
+    "verbose": -1,
+}
+HISTORY = ["history_messages", "history_similar", "history_refs", "history_fixes",
+           "history_commits", "history_age"]
+# The rules' verdicts: their order and score, and what evaluate's hand-set weights make of the
+# signals. Left out by default (`--keep` brings one back).
+RULES = ["rules_score", "rules_rank"]
+WEIGHTED = ["relevance", "standing", "dispatch_rank", "later_gain", "fused_best"]
+
+
+def add_arguments(ap):
+    ap.add_argument("--model", help="where the trained ranker is written (e.g. models/ranker)")
+    ap.add_argument("--kinds", help="comma-separated kinds to read (default: every kind with "
+                                    f"tables: {', '.join(KINDS)})")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=7, help="LightGBM's seed and the folds'")
+    ap.add_argument("--kind-weight", action="append", metavar="KIND=N",
+                    help="train on each task of KIND N times (repeatable; default 1)")
+    ap.add_argument("--history-dropout", type=float, default=0.5,
+                    help="share of commit tasks also trained on as if the repository had no "
+                         "history (an extracted tree, a shallow clone)")
+    ap.add_argument("--drop", default=",".join(RULES),
+                    help="features the model does not read (default: the rules' verdicts "
+                         f"{','.join(RULES)}); 'weighted' adds {','.join(WEIGHTED)}")
+    ap.add_argument("--param", action="append", metavar="KEY=VALUE",
+                    help="a LightGBM parameter (repeatable), e.g. min_data_in_leaf=5")
+    ap.add_argument("--no-export", action="store_true", help="cross-validate only")
+    ap.add_argument("--fold-models", metavar="DIR",
+                    help="also write each fold's model (DIR/fold-K/) with the repositories "
+                         "it never saw (heldout.json)")
+    ap.add_argument("--save-oof", metavar="FILE", help="the out-of-fold scores (.npz)")
+
+
+def inputs(names, drop):
+    gone = set()
+    for name in filter(None, drop.split(",")):
+        if name == "weighted":
+            gone |= set(WEIGHTED)
+        elif name not in names:
+            raise SystemExit(f"--drop {name}: no such feature (known: {', '.join(names)})")
+        else:
+            gone.add(name)
+    return [n for n in names if n not in gone]
+
+
+def without_history(X, names):
+    """`X` as a repository without history would give it."""
+    Xh = X.copy()
+    for name in HISTORY:
+        if name in names:
+            Xh[:, names.index(name)] = np.nan if name == "history_age" else 0.0
+    return Xh
+
+
+def fit(lgb, t, X, names, train, weights, dropout, rounds, seed):
+    """A model of the tasks `train` (group indexes), each repeated by its kind's weight;
+    commit tasks also, at `dropout`, as without history."""
+    rows, sizes, extra = [], [], []
+    rng = np.random.default_rng(11)
+    for i in train:
+        a, b = t.groups[i]
+        for _ in range(weights[t.kind[i]]):
+            rows.append(np.arange(a, b))
+            sizes.append(b - a)
+        if t.kind[i] == "commit" and dropout > 0 and rng.random() < dropout:
+            extra.append(i)
+    sel = np.concatenate(rows) if rows else np.zeros(0, dtype=int)
+    Xs, ys = X[sel], t.y[sel]
+    if extra:
+        ex = np.concatenate([np.arange(*t.groups[i]) for i in extra])
+        Xs = np.concatenate([Xs, without_history(X[ex], names)])
+        ys = np.concatenate([ys, t.y[ex]])
+        sizes += [t.groups[i][1] - t.groups[i][0] for i in extra]
+    params = dict(PARAMS, seed=seed)
+    ds = lgb.Dataset(Xs, ys, group=sizes, free_raw_data=False)
+    return lgb.train(params, ds, num_boost_round=rounds)
+
+
+def report_of(t, score, rules, which):
+    g = [t.groups[i] for i in which]
+    c = [t.gold[i] for i in which]
+    return {"learned": metrics(g, t.y, score, c), "rules": metrics(g, t.y, rules, c)}
+
+
+def cross_validate(lgb, t, X, a, weights, started):
+    fold_of = folds.assign(t.repo, t.kind, a.folds, a.seed)
+    trainable = [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()]
+    oof = np.zeros(len(t.y))
+    models = []
+    for k in range(a.folds):
+        if time.time() - started > a.time_limit:
+            raise SystemExit("train: time limit reached during cross-validation")
+        train = [i for i in trainable if fold_of[t.repo[i]] != k]
+        test = [i for i in range(len(t.groups)) if fold_of[t.repo[i]] == k]
+        model = fit(lgb, t, X, a.names, train, weights, a.history_dropout, a.rounds, a.seed)
+        for i in test:
+            s = slice(*t.groups[i])
+            oof[s] = model.predict(X[s])
+        models.append((model, sorted({t.repo[i] for i in test})))
+        print(f"train: fold {k}: {len(train)} tasks trained, {len(test)} held out "
+              f"({time.time() - started:.0f} s)", file=sys.stderr, flush=True)
+    return fold_of, oof, models
+
+
+def calibrated_oof(t, oof, fold_of, folds_n):
+    """Each fold's probabilities from a calibration fitted on the other folds' held-out
+    scores: calibration figures that no fold fitted on itself."""
+    prob = np.zeros(len(t.y))
+    row_fold = np.zeros(len(t.y), dtype=int)
+    for i, (a, b) in enumerate(t.groups):
+        row_fold[a:b] = fold_of[t.repo[i]]
+    for k in range(folds_n):
+        other = [g for i, g in enumerate(t.groups) if fold_of[t.repo[i]] != k]
+        mine = [g for i, g in enumerate(t.groups) if fold_of[t.repo[i]] == k]
+        if not other or not mine:
+            continue
+        idx = np.concatenate([np.arange(a, b) for a, b in other])
+        regroup, at = [], 0
+        for a, b in other:
+            regroup.append((at, at + b - a))
+            at += b - a
+        ca, cb = calibration.fit(oof[idx], t.y[idx], regroup)
+        for a, b in mine:
+            prob[a:b] = calibration.probabilities(oof[a:b], [(0, b - a)], ca, cb)
+    return prob
+
+
+def run(a):
+    import lightgbm as lgb
+
+    started = time.time()
+    if a.excluded:
+        excluded = Excluded(a.excluded)
+    t = load(a.data, a.kinds.split(",") if a.kinds else None)
+    if a.excluded:
+        mined = {t.repo[i] for i in t.task_ids({"commit", "symbol"})}
+        bad = sorted(r for r in mined if excluded.refused(r))
+        if bad:
+            raise SystemExit(f"train: tables of excluded repositories: {bad}; remove them")
+    weights = parse_weights(a.kind_weight)
+    for spec in a.param or []:
+        key, _, value = spec.partition("=")
+        if key not in PARAMS:
+            raise SystemExit(f"--param {spec!r}: not one of {', '.join(PARAMS)}")
+        PARAMS[key] = type(PARAMS[key])(value) if not isinstance(PARAMS[key], bool) \
+            else value.lower() in ("1", "true")
+    names = inputs(t.names, a.drop)
+    cols = [t.names.index(n) for n in names]
+    X = t.X[:, cols]
+    # Symbol tasks' trees are root commits: read as no history at all.
+    for i in np.nonzero(t.kind == "symbol")[0]:
+        s = slice(*t.groups[i])
+        X[s] = without_history(X[s], names)
+    rules = -t.X[:, t.names.index("rules_rank")]
+    a.names = names
+    fold_of, oof, models = cross_validate(lgb, t, X, a, weights, started)
+    by_kind = {k: report_of(t, oof, rules, t.task_ids({k})) for k in KINDS if (t.kind == k).any()}
+    lang = t.names.index("language")
+    by_language = {}
+    for k in by_kind:
+        langs = {}
+        for i in t.task_ids({k}):
+            langs.setdefault(int(t.X[t.groups[i][0], lang]), []).append(i)
+        by_language[k] = {code: report_of(t, oof, rules, idx) for code, idx in sorted(langs.items())}
+    prob = calibrated_oof(t, oof, fold_of, a.folds)
+    bands = {}
+    for k in by_kind:
+        rows = np.concatenate([np.arange(*t.groups[i]) for i in t.task_ids({k})])
+        bands[k] = calibration.bands(prob[rows], t.y[rows])
+    cv = {
+        "kinds": {k: int((t.kind == k).sum()) for k in by_kind},
+        "repos": len(set(t.repo)),
+        "rows": int(len(t.y)),
+        "folds": a.folds,
+        "features": names,
+        "kind_weight": weights,
+        "history_dropout": a.history_dropout,
+        "by_kind": by_kind,
+        "by_language_code": by_language,
+        "calibration_oof": bands,
+        "params": dict(PARAMS, seed=a.seed),
+        "rounds": a.rounds,
+        "seconds_cv": round(time.time() - started, 1),
+    }
+    print_table(cv)
+    if a.save_oof:
+        np.savez_compressed(a.save_oof, task=t.tasks, label=t.y, learned=oof, rules=rules,
+                            prob=prob)
+    if a.fold_models:
+        ca, cb = calibration.fit(oof, t.y, t.groups)
+        for k, (model, held) in enumerate(models):
+            out = Path(a.fold_models) / f"fold-{k}"
+            write_model(lgb, model, names, out, ca, cb, a, X, check_rows=5000)
+            (out / "heldout.json").write_text(json.dumps(held, indent=1))
+    if a.no_export or not a.model:
+        return cv
+    final = fit(lgb, t, X, names, [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()],
+                weights, a.history_dropout, a.rounds, a.seed)
+    ca, cb = calibration.fit(oof, t.y, t.groups)
+    out = Path(a.model)
+    cv["onnx_check"] = write_model(lgb, final, names, out, ca, cb, a, X, check_rows=50_000)
+    write_importance(final, names, X, t, out)
+    (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
+    write_provenance(out, a, cv, t)
+    print(f"train: wrote {out} in {time.time() - started:.0f} s", file=sys.stderr)
+    return cv
+
+
+def write_model(lgb, booster, names, out, ca, cb, a, X, check_rows):
+    booster = export.float32_thresholds(lgb, booster)
+    out.mkdir(parents=True, exist_ok=True)
+    export.to_onnx(booster, len(names), out / "ranker.onnx")
+    manifest = {
+        "kind": "lightgbm-lambdarank",
+        "features": names,
+        "calibration": {"a": ca, "b": cb},
+        "trees": booster.num_trees(),
+        "params": dict(PARAMS, seed=a.seed),
+        "rounds": a.rounds,
+        "history_dropout": a.history_dropout,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    pick = np.random.default_rng(3).choice(len(X), size=min(len(X), check_rows), replace=False)
+    return export.check(booster, X[np.sort(pick)], out / "ranker.onnx")
+
+
+def write_importance(booster, names, X, t, out):
+    """Gain per feature, and per kind the mean |contribution| of each feature to the score of
+    that kind's candidates (LightGBM's pred_contrib, on up to 20,000 rows a kind)."""
+    gains = booster.feature_importance("gain")
+    total = gains.sum() or 1.0
+    kinds = [k for k in KINDS if (t.kind == k).any()]
+    contrib = {}
+    for k in kinds:
+        rows = np.concatenate([np.arange(*t.groups[i]) for i in t.task_ids({k})])
+        rows = np.random.default_rng(5).choice(rows, size=min(len(rows), 20_000), replace=False)
+        c = np.abs(booster.predict(X[np.sort(rows)], pred_contrib=True)[:, :-1]).mean(axis=0)
+        contrib[k] = c / (c.sum() or 1.0)
+    with open(out / "importance.tsv", "w") as f:
+        f.write("feature\tgain\tshare\t" + "\t".join(f"{k}_share" for k in kinds) + "\n")
+        for i in np.argsort(-gains):
+            f.write(f"{names[i]}\t{gains[i]:.1f}\t{gains[i] / total:.4f}\t"
+                    + "\t".join(f"{contrib[k][i]:.4f}" for k in kinds) + "\n")
+
+
+def print_table(cv):
+    print(f"{'kind':10}{'tasks':>7}  {'Acc@1':>13}{'Acc@5':>13}{'NDCG@10':>17}")
+    for k, m in cv["by_kind"].items():
+        r, l = m["rules"], m["learned"]
+        print(f"{k:10}{r['tasks']:7}  {r['acc@1']:5} -> {l['acc@1']:5}{r['acc@5']:6} -> "
+              f"{l['acc@5']:5}{r['ndcg@10']:8} -> {l['ndcg@10']:6}")
+    for k, b in cv["calibration_oof"].items():
+        print(f"  calibration {k}: {b}")
+
+
+def write_provenance(out, a, cv, t):
+    repos = {}
+    for i in range(len(t.groups)):
+        repos.setdefault(t.repo[i], {}).setdefault(t.kind[i], 0)
+        repos[t.repo[i]][t.kind[i]] += 1
+    kinds = [k for k in KINDS if k in cv["kinds"]]
+    lines = [
+        "# Provenance of the learned ranker",
+        "",
+        f"- Trees: LightGBM lambdarank, {cv['rounds']} rounds, {len(cv['features'])} features "
+        f"(`iret_retrieve::ranking::Features`, by name): {', '.join(cv['features'])}.",
+        f"- Trained by `python -m iret_training {' '.join(sys.argv[1:])}` (the training tool in "
+        "`training/`, pinned in `training/requirements.txt`); ONNX export checked against "
+        f"LightGBM on {cv['onnx_check']['rows']} rows ({cv['onnx_check']['off']} off).",
+        "- Tasks by kind: " + ", ".join(f"{k} {cv['kinds'][k]} ({KINDS[k]})" for k in kinds) + ".",
+        f"- Kind weights (copies of each task in training): {cv['kind_weight']}; history dropout "
+        f"{cv['history_dropout']}.",
+        f"- Checked at training time: no repository of `{Path(a.excluded).name if a.excluded else '-'}`"
+        " among the mined tables (commit, symbol); the benchmark sets' own repositories train "
+        "only inside repository-grouped folds.",
+        f"- Validation: {cv['folds']}-fold cross-validation grouped by repository across every "
+        "kind (`cv.json`, out of fold):",
+        "",
+        "| kind | tasks | Acc@1 rules → learned | Acc@5 rules → learned | NDCG@10 rules → learned |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for k in kinds:
+        r, l = cv["by_kind"][k]["rules"], cv["by_kind"][k]["learned"]
+        lines.append(f"| {k} | {r['tasks']} | {r['acc@1']} → {l['acc@1']} | {r['acc@5']} → "
+                     f"{l['acc@5']} | {r['ndcg@10']} → {l['ndcg@10']} |")
+    lines += ["", "| repository | tasks by kind |", "| --- | --- |"]
+    for name in sorted(repos):
+        lines.append(f"| {name} | {', '.join(f'{k} {n}' for k, n in sorted(repos[name].items()))} |")
+    (out / "PROVENANCE.md").write_text("\n".join(lines) + "\n")
