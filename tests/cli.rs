@@ -804,3 +804,51 @@ fn bench_writes_the_candidates_of_a_question_set_with_their_labels() {
     assert_eq!(gold("ts-app:1"), vec!["src/auth/tokens.ts"]);
     assert!(rows.iter().filter(|r| r[0] == "ts-app:0").count() > 1);
 }
+
+#[test]
+fn bench_completes_an_index_a_killed_build_left_as_a_tier_before_scoring_it() {
+    let repo = synthetic_repo(220);
+    kill_during_embedding(repo.path());
+    let dir = tempfile::tempdir().unwrap();
+    let (corpora, idx) = (dir.path().join("corpora"), dir.path().join("idx"));
+    copy_dir(repo.path(), &corpora.join("synth"));
+    let _ = std::fs::remove_dir_all(corpora.join("synth/.iret"));
+    copy_dir(&repo.path().join(".iret"), &idx.join("synth"));
+    let manifest = |root: &std::path::Path| -> serde_json::Value {
+        let live = std::fs::read_to_string(root.join("CURRENT")).unwrap();
+        let path = root.join(live.trim()).join("manifest.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    assert_ne!(
+        manifest(&idx.join("synth"))["pending_vectors"],
+        0,
+        "a tier to start from"
+    );
+    let dataset = dir.path().join("set");
+    std::fs::create_dir_all(dataset.join("annotations")).unwrap();
+    std::fs::write(
+        dataset.join("repos.json"),
+        r#"[{"name": "synth", "language": "typescript"}]"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dataset.join("annotations/synth.json"),
+        r#"[{"query": "ledger step", "relevant": ["src/ledger/module0.ts"]}]"#,
+    )
+    .unwrap();
+    let out = run(iret()
+        .args(["bench", "--modes", "hybrid", "--dataset"])
+        .arg(&dataset)
+        .arg("--corpora")
+        .arg(&corpora)
+        .arg("--index-root")
+        .arg(&idx));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m = manifest(&idx.join("synth"));
+    assert_eq!(m["pending_vectors"], 0, "{m}");
+    assert!(m["static_tier"].is_null(), "{m}");
+}

@@ -61,6 +61,9 @@ def add_arguments(ap):
                          f"{','.join(RULES)}); 'weighted' adds {','.join(WEIGHTED)}")
     ap.add_argument("--param", action="append", metavar="KEY=VALUE",
                     help="a LightGBM parameter (repeatable), e.g. min_data_in_leaf=5")
+    ap.add_argument("--calibrate-kinds",
+                    help="the kinds whose held-out scores fit the calibration (comma-separated; "
+                         "default: every kind read)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
     ap.add_argument("--fold-models", metavar="DIR",
                     help="also write each fold's model (DIR/fold-K/) with the repositories "
@@ -139,24 +142,27 @@ def cross_validate(lgb, t, X, a, weights, started):
     return fold_of, oof, models
 
 
-def calibrated_oof(t, oof, fold_of, folds_n):
+def calibration_fit(t, oof, which):
+    """The calibration fitted on the held-out scores of the tasks `which`."""
+    idx = np.concatenate([np.arange(*t.groups[i]) for i in which])
+    regroup, at = [], 0
+    for i in which:
+        a, b = t.groups[i]
+        regroup.append((at, at + b - a))
+        at += b - a
+    return calibration.fit(oof[idx], t.y[idx], regroup)
+
+
+def calibrated_oof(t, oof, fold_of, folds_n, kinds):
     """Each fold's probabilities from a calibration fitted on the other folds' held-out
-    scores: calibration figures that no fold fitted on itself."""
+    scores (of the tasks of `kinds`): calibration figures no fold fitted on itself."""
     prob = np.zeros(len(t.y))
-    row_fold = np.zeros(len(t.y), dtype=int)
-    for i, (a, b) in enumerate(t.groups):
-        row_fold[a:b] = fold_of[t.repo[i]]
     for k in range(folds_n):
-        other = [g for i, g in enumerate(t.groups) if fold_of[t.repo[i]] != k]
+        other = [i for i in t.task_ids(kinds) if fold_of[t.repo[i]] != k]
         mine = [g for i, g in enumerate(t.groups) if fold_of[t.repo[i]] == k]
         if not other or not mine:
             continue
-        idx = np.concatenate([np.arange(a, b) for a, b in other])
-        regroup, at = [], 0
-        for a, b in other:
-            regroup.append((at, at + b - a))
-            at += b - a
-        ca, cb = calibration.fit(oof[idx], t.y[idx], regroup)
+        ca, cb = calibration_fit(t, oof, other)
         for a, b in mine:
             prob[a:b] = calibration.probabilities(oof[a:b], [(0, b - a)], ca, cb)
     return prob
@@ -199,7 +205,8 @@ def run(a):
         for i in t.task_ids({k}):
             langs.setdefault(int(t.X[t.groups[i][0], lang]), []).append(i)
         by_language[k] = {code: report_of(t, oof, rules, idx) for code, idx in sorted(langs.items())}
-    prob = calibrated_oof(t, oof, fold_of, a.folds)
+    calib_kinds = set(a.calibrate_kinds.split(",")) if a.calibrate_kinds else None
+    prob = calibrated_oof(t, oof, fold_of, a.folds, calib_kinds)
     bands = {}
     for k in by_kind:
         rows = np.concatenate([np.arange(*t.groups[i]) for i in t.task_ids({k})])
@@ -224,7 +231,7 @@ def run(a):
         np.savez_compressed(a.save_oof, task=t.tasks, label=t.y, learned=oof, rules=rules,
                             prob=prob)
     if a.fold_models:
-        ca, cb = calibration.fit(oof, t.y, t.groups)
+        ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
         for k, (model, held) in enumerate(models):
             out = Path(a.fold_models) / f"fold-{k}"
             write_model(lgb, model, names, out, ca, cb, a, X, check_rows=5000)
@@ -233,7 +240,8 @@ def run(a):
         return cv
     final = fit(lgb, t, X, names, [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()],
                 weights, a.history_dropout, a.rounds, a.seed)
-    ca, cb = calibration.fit(oof, t.y, t.groups)
+    ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
+    cv["calibrated_on"] = sorted(calib_kinds) if calib_kinds else "every kind"
     out = Path(a.model)
     cv["onnx_check"] = write_model(lgb, final, names, out, ca, cb, a, X, check_rows=50_000)
     write_importance(final, names, X, t, out)

@@ -290,10 +290,14 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
             continue;
         }
         let index_dir = cfg.index_root.join(&repo.name);
+        // An index left as a keyword tier (a build killed while embedding) is built again
+        // (the embedding cache keeps what it had embedded), never scored as it is.
         let existing = if cfg.reindex {
             None
         } else {
-            Index::open(&index_dir, Some(embedder.model_id())).ok()
+            Index::open(&index_dir, Some(embedder.model_id()))
+                .ok()
+                .filter(|index| !index.manifest.pending())
         };
         let (index, index_seconds, embedded) = match existing {
             Some(index) => (index, None, 0),

@@ -1,0 +1,1 @@
+"""Makes `iret_training` importable when pytest runs from another folder."""
