@@ -106,8 +106,8 @@ def summary(runs):
         out[mode] = {
             **{g: round(float(np.mean(v)), 4) for g, v in per_group.items()},
             "languages": {k: round(float(np.mean(v)), 4) for k, v in sorted(lang.items())},
-            "strong_that_are_targets": round(strong[0] / strong[1], 3) if strong[1] else None,
-            "targets_reaching_0.7": round(strong[2] / strong[3], 3) if strong[3] else None,
+            "strong_that_are_targets": round(float(strong[0] / strong[1]), 3) if strong[1] else None,
+            "targets_reaching_0.7": round(float(strong[2] / strong[3]), 3) if strong[3] else None,
             "repos": len(runs),
         }
     return out
