@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One large corpus from many repositories, for measuring the store at scale
-(BENCHMARKS.md, session 21: 100,717 chunks).
+(docs/journal/benchmarks.md, session 21: 100,717 chunks).
 
 Writes OUT/corpora/mega/<owner+name>/ with the HEAD tree of every mirror in MIRRORS
 (`<owner>+<name>/repo`, as `fetch` leaves them), and OUT/bench/ with a semble-format

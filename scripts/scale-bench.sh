@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale run of BENCHMARKS.md: a cold index of TREE into a fresh INDEX folder with a
+# The scale run of docs/journal/benchmarks.md: a cold index of TREE into a fresh INDEX folder with a
 # search 3 s into it, then a one-file edit, a no-change refresh, a warm whole-process
 # search, and the size on disk. Prints each figure; IRET (default target/release/iret).
 #   scripts/scale-bench.sh /work/cache/all20 /tmp/scale-index

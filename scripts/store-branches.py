@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Two branches of one repository pushed to one collection, in turn and at once: does each
 checkout's `status --store` hold all of its chunks, and does the collection hold exactly the
-union of what each branch pushes alone? (issue #47; BENCHMARKS.md, session 26)
+union of what each branch pushes alone? (issue #47; docs/journal/benchmarks.md, session 26)
 
     scripts/store-branches.py --iret target/release/iret --server http://127.0.0.1:8011 \\
         --main CHECKOUT_A --feature CHECKOUT_B [--store-prefix chroma://127.0.0.1:8011/]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Serve a Chroma server to a team safely: nginx in front of it, speaking TLS with a
 # certificate of the team's own CA and letting through only requests that carry the team's
-# token. The example README.md gives, and what BENCHMARKS.md measured through.
+# token. The example README.md gives, and what docs/journal/benchmarks.md measured through.
 #
 #   scripts/store-tls-proxy.sh DIR CHROMA_PORT TLS_PORT [HOST]
 #

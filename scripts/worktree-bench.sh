@@ -7,7 +7,7 @@
 #   scripts/worktree-bench.sh target/release/iret new /work/.mirror/serde-rs+serde/repo /work/cache/wt 20
 #
 # Prints one line per folder: wall seconds and iret's summary (embedded / cached counts).
-# (Session 8's side by side: BENCHMARKS.md, "one embedding cache per machine".)
+# (Session 8's side by side: docs/journal/benchmarks.md, "one embedding cache per machine".)
 set -euo pipefail
 B=$(realpath "$1"); L=$2; SRC=$3; W=${4:-/tmp/iret-worktree-bench}; BACK=${5:-20}
 mkdir -p "$W"

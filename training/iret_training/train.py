@@ -96,7 +96,7 @@ def without_history(X, names):
     return Xh
 
 
-def fit(lgb, t, X, names, train, weights, dropout, rounds, seed):
+def fit(lgb, t, X, names, train, weights, dropout, rounds, params):
     """A model of the tasks `train` (group indexes), each repeated by its kind's weight;
     commit tasks also, at `dropout`, as without history."""
     rows, sizes, extra = [], [], []
@@ -115,7 +115,6 @@ def fit(lgb, t, X, names, train, weights, dropout, rounds, seed):
         Xs = np.concatenate([Xs, without_history(X[ex], names)])
         ys = np.concatenate([ys, t.y[ex]])
         sizes += [t.groups[i][1] - t.groups[i][0] for i in extra]
-    params = dict(PARAMS, seed=seed)
     ds = lgb.Dataset(Xs, ys, group=sizes, free_raw_data=False)
     return lgb.train(params, ds, num_boost_round=rounds)
 
@@ -136,7 +135,7 @@ def cross_validate(lgb, t, X, a, weights, started, quiet=False):
             raise SystemExit("train: time limit reached during cross-validation")
         train = [i for i in trainable if fold_of[t.repo[i]] != k]
         test = [i for i in range(len(t.groups)) if fold_of[t.repo[i]] == k]
-        model = fit(lgb, t, X, a.names, train, weights, a.history_dropout, a.rounds, a.seed)
+        model = fit(lgb, t, X, a.names, train, weights, a.history_dropout, a.rounds, a.params)
         for i in test:
             s = slice(*t.groups[i])
             oof[s] = model.predict(X[s])
@@ -211,11 +210,12 @@ def run(a):
         if bad:
             raise SystemExit(f"train: tables of excluded repositories: {bad}; remove them")
     weights = parse_weights(a.kind_weight)
+    a.params = dict(PARAMS, seed=a.seed)
     for spec in a.param or []:
         key, _, value = spec.partition("=")
         if key not in PARAMS:
             raise SystemExit(f"--param {spec!r}: not one of {', '.join(PARAMS)}")
-        PARAMS[key] = type(PARAMS[key])(value) if not isinstance(PARAMS[key], bool) \
+        a.params[key] = type(PARAMS[key])(value) if not isinstance(PARAMS[key], bool) \
             else value.lower() in ("1", "true")
     names = inputs(t.names, a.drop)
     cols = [t.names.index(n) for n in names]
@@ -256,7 +256,7 @@ def run(a):
         "by_kind": by_kind,
         "by_language_code": by_language,
         "calibration_oof": bands,
-        "params": dict(PARAMS, seed=a.seed),
+        "params": a.params,
         "rounds": a.rounds,
         "seconds_cv": round(time.time() - started, 1),
     }
@@ -273,7 +273,7 @@ def run(a):
     if a.no_export or not a.model:
         return cv
     final = fit(lgb, t, X, names, [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()],
-                weights, a.history_dropout, a.rounds, a.seed)
+                weights, a.history_dropout, a.rounds, a.params)
     ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
     cv["calibrated_on"] = sorted(calib_kinds) if calib_kinds else "every kind"
     out = Path(a.model)
@@ -294,7 +294,7 @@ def write_model(lgb, booster, names, out, ca, cb, a, X, check_rows):
         "features": names,
         "calibration": {"a": ca, "b": cb},
         "trees": booster.num_trees(),
-        "params": dict(PARAMS, seed=a.seed),
+        "params": a.params,
         "rounds": a.rounds,
         "history_dropout": a.history_dropout,
     }

@@ -68,3 +68,34 @@ def test_a_table_of_other_columns_is_refused(tmp_path):
                 names=("cos_best", "rules_rank"))
     with pytest.raises(SystemExit, match="other feature columns"):
         tables.load(tmp_path)
+
+
+def synthetic_tables(root, rng):
+    """Two kinds over six repositories: gold candidates have the higher cos_best."""
+    names = ("cos_best", "rules_rank", "rules_score", "language")
+    for kind, repos in (("commit", ["o/a", "o/b", "o/c", "o/d"]), ("semble", ["q/e", "q/f"])):
+        rows = []
+        for r in repos:
+            for task in range(30):
+                gold = int(rng.integers(8))
+                for c in range(8):
+                    cos = rng.normal(0.6 if c == gold else 0.4, 0.1)
+                    rows.append((f"{r}#{task}", r, "iterative", f"f{c}.py", int(c == gold),
+                                 round(cos, 4), c + 1, 1.0, 1))
+        write_table(root / f"tables/{kind}/{kind}.tsv", rows, names=names)
+
+
+def test_training_tunes_kind_weights_out_of_fold_and_learns_the_signal(tmp_path):
+    from iret_training import cli, train
+
+    synthetic_tables(tmp_path / "data", np.random.default_rng(0))
+    a = cli.parser().parse_args(["train", "--data", str(tmp_path / "data"), "--no-export",
+                                 "--folds", "3", "--rounds", "20", "--param",
+                                 "min_data_in_leaf=5", "--tune-kind-weights", "semble"])
+    cv = train.run(a)
+    assert [t["weights"]["semble"] for t in cv["kind_weight_search"]] == [1, 2, 4]
+    assert cv["kind_weight"]["semble"] in (1, 2, 4)
+    assert "rules_rank" not in cv["features"], "the rules' verdicts are left out by default"
+    for kind in ("commit", "semble"):
+        # The rules' order here is the candidates' own (no signal); the trees read cos_best.
+        assert cv["by_kind"][kind]["learned"]["acc@1"] > cv["by_kind"][kind]["rules"]["acc@1"] + 20

@@ -335,7 +335,7 @@ impl Store {
         k: usize,
     ) -> Result<Vec<([u8; 16], f32)>, StoreError> {
         // No `where` on the record kind: a metadata filter turns Chroma's graph search
-        // into a filtered scan (270 ms against 3.2 ms at 106k records, BENCHMARKS.md,
+        // into a filtered scan (270 ms against 3.2 ms at 106k records, docs/journal/benchmarks.md,
         // session 21). Term records among the answers are dropped by the caller, which
         // keeps only keys of its own chunks; a margin of terms is asked for on top.
         let got = self.client.query(&self.id, query, k + k / 4)?;

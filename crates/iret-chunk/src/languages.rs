@@ -58,7 +58,7 @@ pub(crate) struct Spec {
 }
 
 /// How the pieces of one level of the tree become chunks (measured per language on the
-/// dev set, BENCHMARKS.md, issue #17).
+/// dev set, docs/journal/benchmarks.md, issue #17).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Packing {
     /// A declaration of at least `Limits::min` keeps its own chunk; smaller pieces merge
@@ -335,7 +335,7 @@ impl Language {
 
     /// By file extension; None for languages without a grammar here. C++, C# and shell
     /// grammars, filled as C is, scored lower on the dev benchmark than line windows with
-    /// the definition scanner (BENCHMARKS.md, session 11), so those stay on windows; a
+    /// the definition scanner (docs/journal/benchmarks.md, session 11), so those stay on windows; a
     /// `.h` is read as C (C++ headers then parse with errors where they use C++). `.m` is
     /// read as Objective-C (MATLAB shares the extension; its files then fall back to windows
     /// where the parse fails).
@@ -459,7 +459,7 @@ impl Language {
         }
     }
 
-    /// Measured per language on the dev set (BENCHMARKS.md, issue #17): Kotlin's and
+    /// Measured per language on the dev set (docs/journal/benchmarks.md, issue #17): Kotlin's and
     /// Elixir's many one-line declarations embed better together; Go's, Scala's and
     /// Ruby's lose when merged; C's short functions, prototypes and macros fill chunks as
     /// its line windows did (filled C++, C# and shell lost to their windows).

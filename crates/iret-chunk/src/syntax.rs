@@ -354,7 +354,7 @@ fn pack(src: &str, pieces: Vec<Piece>, limits: Limits, packing: Packing) -> Vec<
 
 /// Names listed in a label after its first declaration; more are counted (2% of the
 /// semble corpora's chunks hold more; listing up to 8 scored 0.0012 higher on semble dev
-/// and 0.0013 lower on vocab-dev's gap tasks, mean iterative NDCG@10: BENCHMARKS.md).
+/// and 0.0013 lower on vocab-dev's gap tasks, mean iterative NDCG@10: docs/journal/benchmarks.md).
 pub(crate) const LABEL_NAMES: usize = 3;
 
 /// What a chunk shows, in its order: the first declaration's symbol path, then the names

@@ -1,5 +1,5 @@
 //! The grammars on real repositories (issue #17): set `IRET_REAL_CODE` to folders of
-//! checkouts (`:`-separated) (public repositories in languages the dev benchmark lacks; BENCHMARKS.md
+//! checkouts (`:`-separated) (public repositories in languages the dev benchmark lacks; docs/journal/benchmarks.md
 //! names the ones used) and every file of a language with a grammar is chunked and
 //! checked: chunks are in order and whole lines, every name a chunk says it defines is
 //! in its text, every name the label lists is shown, and most chunks of a language's non-test

@@ -74,7 +74,7 @@ impl OnnxEmbedder {
         let env = runtime::environment()?;
         // ORT's SkipLayerNormalization kernel takes 18% of this model's time on one
         // sequence (160 µs a call against 28 µs for Add + LayerNormalization): without the
-        // fusion a cold index of serde takes 20.2 s instead of 22.5 s (BENCHMARKS.md),
+        // fusion a cold index of serde takes 20.2 s instead of 22.5 s (docs/journal/benchmarks.md),
         // equally close to the fp32 model (cos min 0.9951 either way).
         let options = InitOptionsUserDefined::new()
             .with_environment(env)

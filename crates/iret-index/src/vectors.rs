@@ -20,7 +20,7 @@ const MAX_CONNECTIONS: usize = 16;
 /// Candidates kept while inserting a point (graph quality against build time).
 const EF_CONSTRUCTION: usize = 100;
 /// The same for a cheap model's vectors (a static index): a 249k-chunk graph builds in
-/// 28 s instead of 61 s (BENCHMARKS.md, session 9); a static vector is a coarser
+/// 28 s instead of 61 s (docs/journal/benchmarks.md, session 9); a static vector is a coarser
 /// neighbour than the graph's search error.
 const EF_CONSTRUCTION_QUICK: usize = 40;
 const BASENAME: &str = "hnsw";

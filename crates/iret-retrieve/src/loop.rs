@@ -41,7 +41,7 @@ pub struct Options {
     /// evidence it carries (files it names, messages they raise, APIs they define), a
     /// firmer judgement than a one-line task's similarity. 0.6 (was 0.3): SWE-bench dev,
     /// all 187, iterative Acc@1 60.4 → 61.0, Acc@5 90.4 → 90.9, NDCG@10 0.7677 → 0.7735;
-    /// 0.45 and 0.8 give the same Acc@k (BENCHMARKS.md, session 8). One-line tasks are
+    /// 0.45 and 0.8 give the same Acc@k (docs/journal/benchmarks.md, session 8). One-line tasks are
     /// not reports: semble dev and vocab-dev do not see it.
     pub report_relevance_weight: f32,
     /// A learned ranker orders the final candidates and gives their relevance (its

@@ -1,4 +1,4 @@
-//! Ranking knobs. Defaults are what the dev benchmark supports (see BENCHMARKS.md); every
+//! Ranking knobs. Defaults are what the dev benchmark supports (see docs/journal/benchmarks.md); every
 //! signal can be switched off for the ablation in `iret bench`.
 use iret_index::bm25::Bm25Params;
 
@@ -22,7 +22,7 @@ pub struct Params {
     pub symbol_vector_weight: f32,
     /// Weight of the vector leg when the index's vectors come from a static model (a
     /// token table: weaker than the transformer's). Static-only semble dev, hybrid: 0.7943
-    /// at 0.6, 0.8123 at 0.35, 0.8091 at 0.2 (BENCHMARKS.md, session 8).
+    /// at 0.6, 0.8123 at 0.35, 0.8091 at 0.2 (docs/journal/benchmarks.md, session 8).
     pub static_vector_weight: f32,
     pub use_vectors: bool,
     pub use_keywords: bool,
@@ -38,20 +38,20 @@ pub struct Params {
     /// `ranking::names`), against 1 for the word itself; 0 switches it off. semble dev
     /// iterative 0.8514 at 0, 0.8526 at 0.5, 0.8534 at 1 (bash-it's `dirs` plugin then
     /// outranks `jump` for "bookmarking directories": an abbreviation may stand for
-    /// other words, so it counts half); vocab-dev gap 0.5239 → 0.5253 (BENCHMARKS.md,
+    /// other words, so it counts half); vocab-dev gap 0.5239 → 0.5253 (docs/journal/benchmarks.md,
     /// session 14).
     pub abbreviation_weight: f32,
     /// Weight of the keyword terms added for the abbreviations code writes of the
     /// task's prose words (`config`, `cfg` for "configuration"; `crate::abbreviations`;
     /// not for symbol lookups); 0 adds none. semble dev 0.8507 / 0.8526 at 0, 0.8521 /
-    /// 0.8536 at 0.3, 0.8522 / 0.8546 at 0.5; vocab-dev gap equal (BENCHMARKS.md,
+    /// 0.8536 at 0.3, 0.8522 / 0.8546 at 0.5; vocab-dev gap equal (docs/journal/benchmarks.md,
     /// session 14).
     pub abbreviation_terms: f32,
     /// Bonus for a file whose name of two or more words the task's prose spells out in
     /// order ("JSON object" → `JsonObject.java`; `ranking::names::spelled`; names written
     /// as code are the definitions signal's). semble dev 0.8528 / 0.8555 at 0, 0.8543 /
     /// 0.8569 at 0.1 (kotlin +0.018, cpp +0.007, java +0.002, no language lower), 0.8528
-    /// / 0.8555 at 0.2 (bash-it −0.026); vocab-dev equal (BENCHMARKS.md, session 15).
+    /// / 0.8555 at 0.2 (bash-it −0.026); vocab-dev equal (docs/journal/benchmarks.md, session 15).
     pub spelled_boost: f32,
     /// Evaluate: how much of the structure a file name gives (0.8 when it says one of the
     /// task's words) scales with the share of the name the task says: `Resolver.cs` all of
@@ -59,7 +59,7 @@ pub struct Params {
     /// 0 gives any said name the full 0.8. semble dev iterative 0.8586 at 0, 0.8594 at
     /// 0.75 (csharp +0.010, kotlin +0.010, rust +0.008; c −0.012, cpp −0.004), 0.8588 at
     /// 1; vocab-dev gap 0.5286 → 0.5328; SWE-bench dev (73 outside django) equal
-    /// (BENCHMARKS.md, session 16).
+    /// (docs/journal/benchmarks.md, session 16).
     pub name_share_structure: f32,
     /// Bonus for directory words that match.
     pub path_boost: f32,
@@ -67,7 +67,7 @@ pub struct Params {
     /// 0.5 (was 0.7): semble dev hybrid 0.8363 → 0.8397, iterative 0.8402 → 0.8424, no
     /// language lower by more than 0.001; SWE-bench dev (67 outside django and astropy)
     /// iterative Acc@5 89.6 → 91.0; vocab-dev gap 0.4926 → 0.4984. 0.4 and 0.6 measure
-    /// within an instance of it (BENCHMARKS.md, session 8).
+    /// within an instance of it (docs/journal/benchmarks.md, session 8).
     pub noise_factor: f32,
     /// Bonus for a file the task names: a path, a traceback frame, a module path
     /// (`ranking::evidence::mentioned`).
@@ -90,20 +90,20 @@ pub struct Params {
     /// the file of class `Coarsen`), weighed by how few files define each
     /// (`ranking::evidence::titled`, `query::title`): the title says what the report is
     /// about, its example code uses whatever it needs. SWE-bench dev quick subset (50),
-    /// iterative Acc@1 50.0 at 0, 54.0 at 0.2, 54.0 at 0.35 (BENCHMARKS.md, session 20).
+    /// iterative Acc@1 50.0 at 0, 54.0 at 0.2, 54.0 at 0.35 (docs/journal/benchmarks.md, session 20).
     pub title_boost: f32,
     /// In a report, the share of `define_boost` and `api_boost` a file gets when it
     /// defines nothing the title names: the names of a report's body are mostly its
     /// example's (`xr.DataArray(...)` in every xarray report), not its subject. 1 treats
     /// them as the title's. SWE-bench dev (107), iterative with `report_body_name_share`
     /// 0.5: Acc@1 57.0 at 0.5, 58.9 at 0; with it at 1: 57.0 at 0, 53.3 at 1 (title
-    /// boost alone; without it 51.4) (BENCHMARKS.md, session 20).
+    /// boost alone; without it 51.4) (docs/journal/benchmarks.md, session 20).
     pub report_body_share: f32,
     /// In a report, how much a file-name word only its body says counts toward
     /// `name_boost`, against 1 for a word of its title (`dataset.py` is said by every
     /// xarray report). SWE-bench dev (107), iterative, `report_body_share` 0: Acc@1 /
     /// NDCG@10 57.0 / 0.7902 at 1, 58.9 / 0.7976 at 0.5, 57.9 / 0.7972 at 0.25, 56.1 /
-    /// 0.7899 at 0 (BENCHMARKS.md, session 20).
+    /// 0.7899 at 0 (docs/journal/benchmarks.md, session 20).
     pub report_body_name_share: f32,
     /// A long task (a report) is embedded by passages of about one model window each,
     /// at most this many (1: its prefix only, what the model's window holds).
@@ -120,11 +120,11 @@ pub struct Params {
     /// task. A report names its code (names, messages, paths); its uncovered concepts
     /// are mostly prose ("suddenly" → `unexpectedly`), and each probe is an embedding.
     /// Off: on 107 SWE-bench dev issues, Acc@1–10 equal, NDCG@10 0.7574 → 0.7596
-    /// (BENCHMARKS.md, session 7).
+    /// (docs/journal/benchmarks.md, session 7).
     pub report_aliases: bool,
     /// Evaluate: the cosine (task ↔ a file's best chunk) at which similarity says all it
     /// can (0.15 says nothing). 0.55; SWE-bench dev (73 outside django) iterative Acc@5
-    /// 91.8 at 0.55, 90.4 at 0.7 and at 0.85 (BENCHMARKS.md, session 9).
+    /// 91.8 at 0.55, 90.4 at 0.7 and at 0.85 (docs/journal/benchmarks.md, session 9).
     pub similarity_ceiling: f32,
     /// Refine, a long task: later cycles search by keyword for what the report is about
     /// (its key concepts, the names it writes as code, the terms learned) instead of
@@ -155,7 +155,7 @@ pub struct Params {
     /// switches it off. Off by default: on SWE-bench dev (107; 14 refer to a number, 5
     /// of those name one a commit names) iterative Acc@1 / Acc@5 / NDCG@10 58.9 / 85.0 /
     /// 0.7976 at 0, 57.9 / 85.0 / 0.7971 at 0.2, 57.9 / 86.0 / 0.7977 at 0.3
-    /// (sphinx-7454 16 → 5, sphinx-9658 1 → 2) (BENCHMARKS.md, session 20).
+    /// (sphinx-7454 16 → 5, sphinx-9658 1 → 2) (docs/journal/benchmarks.md, session 20).
     pub history_refs: f32,
     /// A file the similar commits point at this strongly (of the best one's) joins the
     /// candidates even when neither leg finds it.
