@@ -63,8 +63,10 @@ def gold_counts(folder):
     """{task name: number of gold files} from the bench reports (`--json`) of a folder of
     localisation tables; question tasks count their gold candidates instead."""
     gold = {}
+    for path in Path(folder).glob("*.gold.json"):
+        gold.update(json.loads(path.read_text()))
     for path in Path(folder).glob("*.json"):
-        if path.name == "provenance.json":
+        if path.name == "provenance.json" or path.name.endswith(".gold.json"):
             continue
         try:
             doc = json.loads(path.read_text())

@@ -99,3 +99,23 @@ def test_training_tunes_kind_weights_out_of_fold_and_learns_the_signal(tmp_path)
     for kind in ("commit", "semble"):
         # The rules' order here is the candidates' own (no signal); the trees read cos_best.
         assert cv["by_kind"][kind]["learned"]["acc@1"] > cv["by_kind"][kind]["rules"]["acc@1"] + 20
+
+
+def test_online_summary_is_the_mean_per_repository_then_over_them():
+    from iret_training.evaluate import repo_id, summary
+
+    def r(mode, ndcg, group=None, strong=(1, 2, 1, 2)):
+        return {"mode": mode, "ndcg10": ndcg, "group": group, "strong_hits": strong[0],
+                "strong_files": strong[1], "targets_strong": strong[2], "targets": strong[3]}
+
+    runs = [{"language": "go", "results": [r("learned", 1.0, "gap"), r("learned", 0.0, "gap"),
+                                           r("learned", 1.0, "control")]},
+            {"language": "rust", "results": [r("learned", 0.25, "gap", (0, 1, 0, 3))]}]
+    s = summary(runs)["learned"]
+    assert s["gap"] == round((0.5 + 0.25) / 2, 4)
+    assert s["all"] == round((2 / 3 + 0.25) / 2, 4)
+    assert s["languages"] == {"go": round(2 / 3, 4), "rust": 0.25}
+    assert s["strong_that_are_targets"] == round(3 / 7, 3)
+    assert s["targets_reaching_0.7"] == round(3 / 9, 3)
+    assert repo_id({"name": "gin", "url": "https://github.com/gin-gonic/gin.git"}) == "gin-gonic/gin"
+    assert repo_id({"name": "local"}) == "local"
