@@ -280,7 +280,7 @@ def run(a):
     cv["onnx_check"] = write_model(lgb, final, names, out, ca, cb, a, X, check_rows=50_000)
     write_importance(final, names, X, t, out)
     (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
-    write_provenance(out, a, cv, t)
+    write_provenance(out, a, cv, t, command(a))
     print(f"train: wrote {out} in {time.time() - started:.0f} s", file=sys.stderr)
     return cv
 
@@ -332,7 +332,24 @@ def print_table(cv):
         print(f"  calibration {k}: {b}")
 
 
-def write_provenance(out, a, cv, t):
+def command(a):
+    """The command as run, the data folder written DATA (a machine's folder names nothing)."""
+    return "python -m iret_training " + " ".join(sys.argv[1:]).replace(str(a.data), "DATA")
+
+
+def heads(data):
+    """{repository: the commit its tasks were mined up to} from the mining provenance."""
+    out = {}
+    for kind in ("commit", "symbol"):
+        path = Path(data) / "tables" / kind / "provenance.json"
+        if path.exists():
+            for name, v in json.loads(path.read_text()).get("repos", {}).items():
+                out.setdefault(v.get("repo", name), v.get("head", ""))
+    return out
+
+
+def write_provenance(out, a, cv, t, cmd):
+    head = heads(a.data)
     repos = {}
     for i in range(len(t.groups)):
         repos.setdefault(t.repo[i], {}).setdefault(t.kind[i], 0)
@@ -343,12 +360,15 @@ def write_provenance(out, a, cv, t):
         "",
         f"- Trees: LightGBM lambdarank, {cv['rounds']} rounds, {len(cv['features'])} features "
         f"(`iret_retrieve::ranking::Features`, by name): {', '.join(cv['features'])}.",
-        f"- Trained by `python -m iret_training {' '.join(sys.argv[1:])}` (the training tool in "
+        f"- Trained by `{cmd}` (the training tool in "
         "`training/`, pinned in `training/requirements.txt`); ONNX export checked against "
         f"LightGBM on {cv['onnx_check']['rows']} rows ({cv['onnx_check']['off']} off).",
         "- Tasks by kind: " + ", ".join(f"{k} {cv['kinds'][k]} ({KINDS[k]})" for k in kinds) + ".",
         f"- Kind weights (copies of each task in training): {cv['kind_weight']}; history dropout "
-        f"{cv['history_dropout']}.",
+        f"{cv['history_dropout']}; LightGBM parameters {json.dumps(cv['params'])}.",
+        f"- Calibration fitted on the held-out scores of {cv.get('calibrated_on', 'every kind')}; "
+        f"out of fold, of the candidates it scores >= 0.7, the share that are gold and the "
+        f"share of gold reaching 0.7, per kind: {json.dumps(cv['calibration_oof'])}.",
         f"- Checked at training time: no repository of `{Path(a.excluded).name if a.excluded else '-'}`"
         " among the mined tables (commit, symbol); the benchmark sets' own repositories train "
         "only inside repository-grouped folds.",
@@ -362,7 +382,8 @@ def write_provenance(out, a, cv, t):
         r, l = cv["by_kind"][k]["rules"], cv["by_kind"][k]["learned"]
         lines.append(f"| {k} | {r['tasks']} | {r['acc@1']} → {l['acc@1']} | {r['acc@5']} → "
                      f"{l['acc@5']} | {r['ndcg@10']} → {l['ndcg@10']} |")
-    lines += ["", "| repository | tasks by kind |", "| --- | --- |"]
+    lines += ["", "| repository | mined up to | tasks by kind |", "| --- | --- | --- |"]
     for name in sorted(repos):
-        lines.append(f"| {name} | {', '.join(f'{k} {n}' for k, n in sorted(repos[name].items()))} |")
+        kinds_ = ", ".join(f"{k} {n}" for k, n in sorted(repos[name].items()))
+        lines.append(f"| {name} | {head.get(name, '')[:12] or 'benchmark set'} | {kinds_} |")
     (out / "PROVENANCE.md").write_text("\n".join(lines) + "\n")
