@@ -37,7 +37,7 @@ def main():
     ap.add_argument("--out", default="/work/cache/pairs")
     ap.add_argument("--time-limit", type=float, default=3600)
     ap.add_argument("--only", help="comma-separated owner/name")
-    ap.add_argument("--docstrings", help="instead: the datasets scripts/ranker/docstrings.py wrote "
+    ap.add_argument("--docstrings", help="instead: the datasets the former scripts/ranker/docstrings.py (git history) wrote "
                     "(its --work folder: datasets/, mirrors/, checkouts/, idx/), docstring -> "
                     "defining-file tasks on the tree with the docstrings removed")
     args = ap.parse_args()
