@@ -119,6 +119,7 @@ fn a_missing_wrong_or_expired_token_is_refused_clearly_and_the_index_is_untouche
             assert!(!out.status.success(), "{case} {args:?}: {err}");
             assert!(err.contains(says), "{case} {args:?}: {err}");
             assert!(err.contains(&format!("localhost:{}", proxy.port)), "{err}");
+            assert!(!err.contains('<'), "a line, never the proxy's page: {err}");
             assert!(
                 !err.contains("not-the-team-token") && !err.contains(EXPIRED),
                 "{err}"

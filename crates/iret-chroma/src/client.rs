@@ -311,15 +311,9 @@ impl Client {
     /// The error of a non-2xx answer: a refused credential says which header went to which
     /// host (never the token); plain HTTP sent to a TLS port says so.
     fn refusal(&self, status: u16, challenge: Option<&str>, body: &[u8]) -> StoreError {
-        let v: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
-        let message = v["message"]
-            .as_str()
-            .map(str::to_string)
-            .unwrap_or_else(|| String::from_utf8_lossy(body).chars().take(300).collect());
+        let message = short_reason(body);
         if status == 401 || status == 403 {
-            let why = challenge
-                .and_then(challenge_reason)
-                .unwrap_or_else(|| message.trim().chars().take(200).collect());
+            let why = challenge.and_then(challenge_reason).unwrap_or(message);
             return StoreError::Refused {
                 host: self.host.clone(),
                 status,
@@ -337,6 +331,42 @@ impl Client {
     }
 }
 
+/// What a refusal's body says, in one short line: a JSON body's `error_description`,
+/// `message` or `error`; an HTML page's title (a proxy's error page), never its markup;
+/// else the first line of text. At most 200 characters.
+fn short_reason(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(body);
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let json = ["error_description", "message", "error"]
+        .iter()
+        .find_map(|k| v[*k].as_str().map(str::to_string));
+    let html = || {
+        let lower = text.to_ascii_lowercase();
+        ["title", "h1"].iter().find_map(|tag| {
+            let start = lower.find(&format!("<{tag}"))?;
+            let start = start + lower[start..].find('>')? + 1;
+            let end = start + lower[start..].find(&format!("</{tag}"))?;
+            Some(
+                text[start..end]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            )
+        })
+    };
+    let line = || {
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('<'))
+            .map(str::to_string)
+    };
+    let reason = json
+        .or_else(html)
+        .or_else(line)
+        .unwrap_or_else(|| "no reason given".into());
+    reason.chars().take(200).collect()
+}
+
 /// The reason a `WWW-Authenticate` challenge gives (`error_description`, else `error`).
 fn challenge_reason(header: &str) -> Option<String> {
     let field = |name: &str| {
@@ -349,6 +379,26 @@ fn challenge_reason(header: &str) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_refusal_reads_as_a_line_never_as_a_page() {
+        let page = b"<html>\r\n<head><title>401 Authorization Required</title></head>\r\n<body>\r\n<center><h1>401 Authorization Required</h1></center>\r\n<hr><center>nginx/1.22.1</center>\r\n</body>\r\n</html>\r\n";
+        assert_eq!(super::short_reason(page), "401 Authorization Required");
+        assert_eq!(
+            super::short_reason(br#"{"error":"invalid_token","error_description":"expired"}"#),
+            "expired"
+        );
+        assert_eq!(
+            super::short_reason(br#"{"error":"Unauthorized","message":"bad token"}"#),
+            "bad token"
+        );
+        assert_eq!(
+            super::short_reason(b"\n  denied by policy\nmore"),
+            "denied by policy"
+        );
+        assert_eq!(super::short_reason(b""), "no reason given");
+        assert_eq!(super::short_reason(&[b'x'; 500]).len(), 200);
+    }
+
     #[test]
     fn a_challenge_gives_its_reason() {
         let h =

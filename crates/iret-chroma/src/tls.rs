@@ -74,6 +74,9 @@ fn describe(e: &rustls::Error) -> String {
                 "its certificate is not signed by an authority iret trusts (a team's own CA goes in IRET_STORE_CA)"
             } else if kind.starts_with("Revoked") {
                 "its certificate is revoked"
+            } else if kind.contains("CaUsedAsEndEntity") {
+                "it presents a CA certificate as its own: the server needs a certificate for its \
+                 name signed by that CA (the CA itself goes in IRET_STORE_CA)"
             } else {
                 return format!("its certificate is refused: {e}");
             };
@@ -83,5 +86,22 @@ fn describe(e: &rustls::Error) -> String {
             format!("it does not answer in TLS on this port (plain HTTP? then chroma+http://): {e}")
         }
         other => format!("the TLS handshake failed: {other}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_ca_served_as_the_servers_own_certificate_is_said_in_words() {
+        let err =
+            rustls::Error::InvalidCertificate(rustls::CertificateError::Other(rustls::OtherError(
+                std::sync::Arc::new(std::io::Error::other("CaUsedAsEndEntity")),
+            )));
+        let why = super::describe(&err);
+        assert!(
+            why.contains("presents a CA certificate as its own"),
+            "{why}"
+        );
+        assert!(!why.contains("OtherError"), "{why}");
     }
 }
