@@ -754,36 +754,27 @@ fn bench_writes_the_candidates_of_a_question_set_with_their_labels() {
     let corpora = dir.path().join("corpora");
     copy_dir(&fixture(), &corpora.join("ts-app"));
     let _ = std::fs::remove_dir_all(corpora.join("ts-app/.iret"));
-    let dataset = dir.path().join("set");
-    std::fs::create_dir_all(dataset.join("annotations")).unwrap();
-    std::fs::write(
-        dataset.join("repos.json"),
+    let dataset = question_set(
+        dir.path(),
+        "ts-app",
         r#"[{"name": "ts-app", "language": "typescript",
              "url": "https://github.com/acme/ts-app.git"}]"#,
-    )
-    .unwrap();
-    std::fs::write(
-        dataset.join("annotations/ts-app.json"),
         r#"[{"query": "Add rate limiting to API endpoints",
              "relevant": [{"path": "src/middleware/throttle.ts", "start_line": 1, "end_line": 5}],
              "secondary": []},
             {"query": "token expiry bug", "relevant": ["src/auth/tokens.ts"]}]"#,
-    )
-    .unwrap();
+    );
     let table = dir.path().join("rows.tsv");
-    let out = run(iret()
-        .args(["bench", "--modes", "iterative,hybrid", "--dataset"])
-        .arg(&dataset)
-        .arg("--corpora")
-        .arg(&corpora)
-        .arg("--index-root")
-        .arg(dir.path().join("idx"))
-        .arg("--features")
-        .arg(&table));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    bench_set(
+        &dataset,
+        &corpora,
+        &dir.path().join("idx"),
+        &[
+            "--modes",
+            "iterative,hybrid",
+            "--features",
+            table.to_str().unwrap(),
+        ],
     );
     let text = std::fs::read_to_string(&table).unwrap();
     let rows: Vec<Vec<&str>> = text
@@ -824,31 +815,46 @@ fn bench_completes_an_index_a_killed_build_left_as_a_tier_before_scoring_it() {
         0,
         "a tier to start from"
     );
-    let dataset = dir.path().join("set");
-    std::fs::create_dir_all(dataset.join("annotations")).unwrap();
-    std::fs::write(
-        dataset.join("repos.json"),
+    let dataset = question_set(
+        dir.path(),
+        "synth",
         r#"[{"name": "synth", "language": "typescript"}]"#,
-    )
-    .unwrap();
-    std::fs::write(
-        dataset.join("annotations/synth.json"),
         r#"[{"query": "ledger step", "relevant": ["src/ledger/module0.ts"]}]"#,
-    )
-    .unwrap();
+    );
+    bench_set(&dataset, &corpora, &idx, &["--modes", "hybrid"]);
+    let m = manifest(&idx.join("synth"));
+    assert_eq!(m["pending_vectors"], 0, "{m}");
+    assert!(m["static_tier"].is_null(), "{m}");
+}
+
+/// A semble-format set of one repository under `dir`: its repos.json and annotations.
+fn question_set(dir: &std::path::Path, name: &str, repos: &str, tasks: &str) -> std::path::PathBuf {
+    let dataset = dir.join("set");
+    std::fs::create_dir_all(dataset.join("annotations")).unwrap();
+    std::fs::write(dataset.join("repos.json"), repos).unwrap();
+    std::fs::write(dataset.join(format!("annotations/{name}.json")), tasks).unwrap();
+    dataset
+}
+
+/// `iret bench` on a set, which must succeed.
+fn bench_set(
+    dataset: &std::path::Path,
+    corpora: &std::path::Path,
+    idx: &std::path::Path,
+    args: &[&str],
+) {
     let out = run(iret()
-        .args(["bench", "--modes", "hybrid", "--dataset"])
-        .arg(&dataset)
+        .arg("bench")
+        .args(args)
+        .arg("--dataset")
+        .arg(dataset)
         .arg("--corpora")
-        .arg(&corpora)
+        .arg(corpora)
         .arg("--index-root")
-        .arg(&idx));
+        .arg(idx));
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let m = manifest(&idx.join("synth"));
-    assert_eq!(m["pending_vectors"], 0, "{m}");
-    assert!(m["static_tier"].is_null(), "{m}");
 }
