@@ -8,14 +8,12 @@
   tasks apart; the share of files scored >= 0.7 that are targets and of targets reaching 0.7)."""
 import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from . import bench, export
 from .kinds import KINDS
-from .metrics import metrics
 from .tables import load
 
 SETS = {"semble": "semble", "vocab": "vocab-dev"}
@@ -35,14 +33,12 @@ def offline(a):
     manifest = json.loads((Path(a.model) / "manifest.json").read_text())
     cols = [t.names.index(n) for n in manifest["features"]]
     score = export.onnx_scores(Path(a.model) / "ranker.onnx", t.X[:, cols])
-    rules = -t.X[:, t.names.index("rules_rank")]
     out = {}
     for k in KINDS:
         ids = t.task_ids({k})
         if not ids:
             continue
-        g, c = [t.groups[i] for i in ids], [t.gold[i] for i in ids]
-        out[k] = {"rules": metrics(g, t.y, rules, c), "learned": metrics(g, t.y, score, c)}
+        out[k] = t.side_by_side(score, ids)
         print(f"{k:10} rules {out[k]['rules']}\n{'':10} model {out[k]['learned']}")
     return out
 

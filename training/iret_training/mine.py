@@ -91,7 +91,9 @@ def run(a):
             timeout=bench.left(until_time))
         if rows is None:
             continue
-        tasks = len({line.split("\t", 1)[0] for line in open(table).readlines()[1:]})
+        with open(table) as f:
+            next(f)
+            tasks = len({line.split("\t", 1)[0] for line in f})
         prov["repos"][name] = {"repo": repo, "head": git(gd, "rev-parse", until).strip(),
                                "language": language(gd), "tasks": tasks, "rows": rows,
                                "seconds": round(time.time() - started, 1)}

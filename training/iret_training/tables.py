@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from .kinds import KINDS, QUESTION_KINDS
-from .metrics import groups_of
+from .metrics import groups_of, metrics
 
 FIXED = ["task", "repo", "mode", "path", "label"]
 
@@ -39,6 +39,21 @@ class Tables:
     def task_ids(self, kinds=None):
         """Indexes of the tasks (groups) of these kinds (all by default)."""
         return [i for i in range(len(self.groups)) if kinds is None or self.kind[i] in kinds]
+
+    def trainable(self):
+        """The tasks with a gold candidate (the others teach nothing, but count as misses)."""
+        return [i for i, (a, b) in enumerate(self.groups) if self.y[a:b].any()]
+
+    def rules(self):
+        """The rules' order as a score: higher first."""
+        return -self.X[:, self.col("rules_rank")]
+
+    def side_by_side(self, score, which):
+        """The figures of the tasks `which` ordered by `score`, beside the rules'."""
+        g = [self.groups[i] for i in which]
+        c = [self.gold[i] for i in which]
+        return {"learned": metrics(g, self.y, score, c),
+                "rules": metrics(g, self.y, self.rules(), c)}
 
 
 def read_table(path, mode):

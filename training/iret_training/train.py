@@ -16,7 +16,6 @@ import numpy as np
 
 from . import calibration, export, folds
 from .kinds import KINDS, parse_weights
-from .metrics import metrics
 from .repos import Excluded
 from .tables import load
 
@@ -119,15 +118,9 @@ def fit(lgb, t, X, names, train, weights, dropout, rounds, params):
     return lgb.train(params, ds, num_boost_round=rounds)
 
 
-def report_of(t, score, rules, which):
-    g = [t.groups[i] for i in which]
-    c = [t.gold[i] for i in which]
-    return {"learned": metrics(g, t.y, score, c), "rules": metrics(g, t.y, rules, c)}
-
-
 def cross_validate(lgb, t, X, a, weights, started, quiet=False):
     fold_of = folds.assign(t.repo, t.kind, a.folds, a.seed)
-    trainable = [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()]
+    trainable = t.trainable()
     oof = np.zeros(len(t.y))
     models = []
     for k in range(a.folds):
@@ -152,8 +145,7 @@ def tune_weights(lgb, t, X, a, weights, started):
 
     def score(w):
         _, oof, _ = cross_validate(lgb, t, X, a, w, started, quiet=True)
-        return float(np.mean([metrics([t.groups[i] for i in t.task_ids({k})], t.y, oof,
-                                      [t.gold[i] for i in t.task_ids({k})])["ndcg@10"]
+        return float(np.mean([t.side_by_side(oof, t.task_ids({k}))["learned"]["ndcg@10"]
                               for k in present]))
 
     best = score(weights)
@@ -224,20 +216,19 @@ def run(a):
     for i in np.nonzero(t.kind == "symbol")[0]:
         s = slice(*t.groups[i])
         X[s] = without_history(X[s], names)
-    rules = -t.X[:, t.names.index("rules_rank")]
     a.names = names
     trail = None
     if a.tune_kind_weights:
         weights, trail = tune_weights(lgb, t, X, a, weights, started)
     fold_of, oof, models = cross_validate(lgb, t, X, a, weights, started)
-    by_kind = {k: report_of(t, oof, rules, t.task_ids({k})) for k in KINDS if (t.kind == k).any()}
+    by_kind = {k: t.side_by_side(oof, t.task_ids({k})) for k in KINDS if (t.kind == k).any()}
     lang = t.names.index("language")
     by_language = {}
     for k in by_kind:
         langs = {}
         for i in t.task_ids({k}):
             langs.setdefault(int(t.X[t.groups[i][0], lang]), []).append(i)
-        by_language[k] = {code: report_of(t, oof, rules, idx) for code, idx in sorted(langs.items())}
+        by_language[k] = {code: t.side_by_side(oof, idx) for code, idx in sorted(langs.items())}
     calib_kinds = set(a.calibrate_kinds.split(",")) if a.calibrate_kinds else None
     prob = calibrated_oof(t, oof, fold_of, a.folds, calib_kinds)
     bands = {}
@@ -262,20 +253,18 @@ def run(a):
     }
     print_table(cv)
     if a.save_oof:
-        np.savez_compressed(a.save_oof, task=t.tasks, label=t.y, learned=oof, rules=rules,
+        np.savez_compressed(a.save_oof, task=t.tasks, label=t.y, learned=oof, rules=t.rules(),
                             prob=prob)
+    ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
+    cv["calibrated_on"] = sorted(calib_kinds) if calib_kinds else "every kind"
     if a.fold_models:
-        ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
         for k, (model, held) in enumerate(models):
             out = Path(a.fold_models) / f"fold-{k}"
             write_model(lgb, model, names, out, ca, cb, a, X, check_rows=5000)
             (out / "heldout.json").write_text(json.dumps(held, indent=1))
     if a.no_export or not a.model:
         return cv
-    final = fit(lgb, t, X, names, [i for i in range(len(t.groups)) if t.y[slice(*t.groups[i])].any()],
-                weights, a.history_dropout, a.rounds, a.params)
-    ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
-    cv["calibrated_on"] = sorted(calib_kinds) if calib_kinds else "every kind"
+    final = fit(lgb, t, X, names, t.trainable(), weights, a.history_dropout, a.rounds, a.params)
     out = Path(a.model)
     cv["onnx_check"] = write_model(lgb, final, names, out, ca, cb, a, X, check_rows=50_000)
     write_importance(final, names, X, t, out)
