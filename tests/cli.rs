@@ -252,7 +252,7 @@ fn search_in_a_missing_folder_says_so_and_indexes_nothing() {
 fn corrupt_index_is_a_clear_error_then_rebuilds() {
     let dir = private_copy();
     let gen = std::fs::read_to_string(dir.path().join(".iret/CURRENT")).unwrap();
-    let chunks = dir.path().join(".iret").join(gen.trim()).join("chunks.bin");
+    let chunks = dir.path().join(".iret").join(gen.trim()).join("chunks.dat");
     let len = std::fs::metadata(&chunks).unwrap().len();
     std::fs::OpenOptions::new()
         .write(true)
@@ -322,7 +322,11 @@ fn an_index_of_an_older_format_is_named_and_rebuilt() {
         &std::fs::read(iret_dir.join(gen.trim()).join("manifest.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(rebuilt["format_version"], 2);
+    assert_eq!(
+        rebuilt["format_version"],
+        iret_index::store::FORMAT_VERSION,
+        "rebuilt in this iret's format"
+    );
 }
 
 #[test]

@@ -89,9 +89,9 @@ impl PairSink {
         let mut files: Vec<&str> = Vec::new();
         let mut chunks = Vec::with_capacity(chosen.len());
         for c in chosen {
-            let v = index.vectors.get(c);
-            let key = sink.vector(v)?;
-            let path = index.files[index.chunks[c].file as usize].path.as_str();
+            let v = index.vectors.row(c);
+            let key = sink.vector(&v)?;
+            let path = index.files[index.chunks.get(c).file as usize].path.as_str();
             let f = match files.iter().position(|p| *p == path) {
                 Some(i) => i,
                 None => {
@@ -99,7 +99,7 @@ impl PairSink {
                     files.len() - 1
                 }
             };
-            chunks.push((key, f as u32, iret_embed::dot(&q, v)));
+            chunks.push((key, f as u32, iret_embed::dot(&q, &v)));
         }
         let line = Line {
             name,

@@ -389,7 +389,7 @@ fn file_hits_to_results(index: &Index, files: impl Iterator<Item = (u32, u32)>) 
     files
         .take(10)
         .map(|(file, chunk)| {
-            let c = &index.chunks[chunk as usize];
+            let c = &index.chunks.get(chunk as usize);
             Hit {
                 path: index.files[file as usize].path.clone(),
                 start_line: c.start_line as usize,

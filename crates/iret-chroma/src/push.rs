@@ -63,7 +63,7 @@ impl PushReport {
 struct Record<'a> {
     id: String,
     key: [u8; 16],
-    vector: &'a [f32],
+    vector: std::borrow::Cow<'a, [f32]>,
     document: &'a str,
     metadata: Value,
 }
@@ -174,7 +174,7 @@ fn send(
     for chunk in records.chunks(batch) {
         let recs = Records {
             ids: chunk.iter().map(|r| r.id.clone()).collect(),
-            embeddings: chunk.iter().map(|r| r.vector).collect(),
+            embeddings: chunk.iter().map(|r| r.vector.as_ref()).collect(),
             documents: chunk.iter().map(|r| r.document).collect(),
             metadatas: chunk.iter().map(|r| r.metadata.clone()).collect(),
         };
@@ -205,8 +205,8 @@ fn records(index: &Index) -> Vec<Record<'_>> {
             out.push(Record {
                 id,
                 key,
-                vector: index.vectors.get(i),
-                document: &c.text,
+                vector: index.vectors.row(i).into(),
+                document: c.text,
                 metadata: json!({
                     "kind": "chunk",
                     "path": index.files[c.file as usize].path,
@@ -223,7 +223,7 @@ fn records(index: &Index) -> Vec<Record<'_>> {
             out.push(Record {
                 id,
                 key,
-                vector: &index.vocab.vectors[t * dims..(t + 1) * dims],
+                vector: index.vocab.vectors[t * dims..(t + 1) * dims].into(),
                 document: term,
                 metadata: json!({"kind": "term"}),
             });

@@ -598,17 +598,17 @@ impl Engine {
     }
 
     fn chunk_answer(&self, index: &Index, chunk: u32, score: f32) -> ChunkAnswer {
-        let c = &index.chunks[chunk as usize];
+        let c = &index.chunks.get(chunk as usize);
         ChunkAnswer {
             start_line: c.start_line,
             end_line: c.end_line,
-            symbol: c.symbol.clone(),
+            symbol: c.symbol.to_string(),
             score: round4(score),
             tokens: self
                 .tokens
                 .as_ref()
-                .map_or(c.text.len() / 4, |t| t.count(&c.text)),
-            code: c.text.clone(),
+                .map_or(c.text.len() / 4, |t| t.count(c.text)),
+            code: c.text.to_string(),
         }
     }
 }

@@ -71,7 +71,7 @@ fn chunks_at(corpus: &Corpus, file: u32, line: Option<u32>) -> Vec<usize> {
     let at: Vec<usize> = match line {
         Some(l) => range
             .clone()
-            .filter(|&c| index.chunks[c].start_line <= l && l <= index.chunks[c].end_line)
+            .filter(|&c| index.chunks.get(c).start_line <= l && l <= index.chunks.get(c).end_line)
             .collect(),
         None => Vec::new(),
     };
@@ -88,9 +88,9 @@ fn users_of_definitions(corpus: &Corpus, file: u32, chunks: &[usize]) -> HashMap
     let index = &corpus.index;
     let n = index.bm25.num_docs().max(1) as f32;
     let mut uses: HashMap<u32, Vec<String>> = HashMap::new();
-    let mut names: Vec<&String> = chunks
+    let mut names: Vec<&str> = chunks
         .iter()
-        .flat_map(|&c| &index.chunks[c].defines)
+        .flat_map(|&c| index.chunks.get(c).defines)
         .collect();
     names.sort();
     names.dedup();
@@ -105,13 +105,13 @@ fn users_of_definitions(corpus: &Corpus, file: u32, chunks: &[usize]) -> HashMap
             .score(&[(term, 1.0)], Bm25Params { k1: 1.2, b: 0.75 }, &|_| true);
         let mut files: Vec<u32> = docs
             .iter()
-            .map(|(d, _)| index.chunks[*d as usize].file)
+            .map(|(d, _)| index.chunks.get(*d as usize).file)
             .filter(|&f| f != file)
             .collect();
         files.sort_unstable();
         files.dedup();
         for f in files {
-            uses.entry(f).or_default().push(name.clone());
+            uses.entry(f).or_default().push(name.to_string());
         }
     }
     uses
@@ -127,15 +127,15 @@ fn nearest_files(corpus: &Corpus, file: u32, chunks: &[usize], k: usize) -> Vec<
     }
     let mut mean = vec![0f32; dims];
     for &c in chunks {
-        for (m, x) in mean.iter_mut().zip(index.vectors.get(c)) {
+        for (m, x) in mean.iter_mut().zip(index.vectors.row(c)) {
             *m += x;
         }
     }
     iret_embed::normalize(&mut mean);
-    let own = |c: usize| index.chunks[c].file != file;
+    let own = |c: usize| index.chunks.get(c).file != file;
     let mut best: HashMap<u32, f32> = HashMap::new();
     for (c, cos) in index.vectors.nearest(&mean, 50, &own) {
-        let f = index.chunks[c].file;
+        let f = index.chunks.get(c).file;
         let e = best.entry(f).or_insert(cos);
         *e = e.max(cos);
     }

@@ -18,11 +18,11 @@ fn main() -> anyhow::Result<()> {
         &Default::default(),
     )?;
     let index = Index::open(tmp.path(), None)?;
-    for c in &index.chunks {
+    for c in index.chunks.iter() {
         let f = &index.files[c.file as usize];
         println!(
             "{}",
-            serde_json::to_string(&embedding_text(&f.path, &c.symbol, &c.text))?
+            serde_json::to_string(&embedding_text(&f.path, c.symbol, c.text))?
         );
     }
     for t in &index.vocab.terms {

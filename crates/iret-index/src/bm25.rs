@@ -1,6 +1,10 @@
-//! BM25 over chunk token lists.
+//! BM25 over chunk token lists: built in memory ([`Bm25Builder`]), served from disk
+//! ([`Bm25`]).
+use crate::mapped::{put_u32s, put_u64s, u32_at, u64_at, Bytes};
+use crate::store::{corrupt, io_err, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::path::Path;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct Bm25Params {
@@ -14,19 +18,36 @@ impl Default for Bm25Params {
     }
 }
 
-/// Inverted index: term → (doc, term frequency).
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct Bm25 {
+/// The keyword index as a build holds it: term → (doc, term frequency), in memory,
+/// updated in place ([`Self::extend`], [`Self::retain_remap`]); [`Self::freeze`] or
+/// [`Self::write`] turn it into the [`Bm25`] queries read.
+#[derive(Debug, Default)]
+pub struct Bm25Builder {
     postings: HashMap<String, Vec<(u32, u16)>>,
     doc_len: Vec<u32>,
     avg_len: f32,
 }
 
-impl Bm25 {
+impl Bm25Builder {
     pub fn build(docs: &[Vec<String>]) -> Self {
         let mut index = Self::default();
         index.extend(docs);
         index
+    }
+
+    /// The postings of a served index, to update them.
+    pub fn from_served(served: &Bm25) -> Self {
+        let mut postings = HashMap::with_capacity(served.terms.len());
+        let mut stream = served.terms.stream();
+        while let Some((term, ord)) = fst::Streamer::next(&mut stream) {
+            let list: Vec<(u32, u16)> = served.entries(ord as usize).collect();
+            postings.insert(String::from_utf8_lossy(term).into_owned(), list);
+        }
+        Self {
+            postings,
+            doc_len: (0..served.num_docs()).map(|d| served.doc_len(d)).collect(),
+            avg_len: served.avg_len,
+        }
     }
 
     /// Appends documents; their ids continue after the existing ones.
@@ -88,17 +109,194 @@ impl Bm25 {
         self.doc_len.len()
     }
 
+    /// Terms of the index and their document counts.
+    pub fn terms(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.postings.iter().map(|(t, p)| (t.as_str(), p.len()))
+    }
+
+    /// The two files of the served form: the term dictionary and the postings.
+    fn encode(&self) -> (Vec<u8>, Vec<u8>) {
+        let mut terms: Vec<(&String, &Vec<(u32, u16)>)> = self.postings.iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut dict = fst::MapBuilder::memory();
+        for (ord, (term, _)) in terms.iter().enumerate() {
+            dict.insert(term.as_bytes(), ord as u64)
+                .expect("terms are distinct and sorted");
+        }
+        let total: usize = terms.iter().map(|(_, l)| l.len()).sum();
+        let mut data =
+            Vec::with_capacity(HEADER + 4 * self.doc_len.len() + 8 * (terms.len() + 1) + 6 * total);
+        data.extend_from_slice(MAGIC);
+        put_u64s(&mut data, [self.doc_len.len() as u64, terms.len() as u64]);
+        put_u32s(&mut data, [self.avg_len.to_bits(), 0]);
+        put_u32s(&mut data, self.doc_len.iter().copied());
+        let mut at = 0u64;
+        put_u64s(
+            &mut data,
+            std::iter::once(0).chain(terms.iter().map(|(_, l)| {
+                at += l.len() as u64;
+                at
+            })),
+        );
+        for (_, list) in terms {
+            for &(doc, tf) in list {
+                data.extend_from_slice(&doc.to_le_bytes());
+                data.extend_from_slice(&tf.to_le_bytes());
+            }
+        }
+        (dict.into_inner().expect("an in-memory map"), data)
+    }
+
+    /// The served form, in memory.
+    pub fn freeze(&self) -> Bm25 {
+        let (dict, data) = self.encode();
+        Bm25::from_bytes(Bytes::Owned(dict), Bytes::Owned(data), Path::new("bm25"))
+            .expect("a table just encoded reads back")
+    }
+
+    /// Writes the served form into a generation's folder.
+    pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
+        let (dict, data) = self.encode();
+        for (name, bytes) in [(DICT_FILE, dict), (DATA_FILE, data)] {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+}
+
+/// The term dictionary: term → its ordinal in the postings file.
+const DICT_FILE: &str = "bm25.fst";
+/// A header, each document's length (u32), each term's first entry (u64, one past the
+/// last), then the entries: (document u32, term frequency u16), in document order.
+const DATA_FILE: &str = "bm25.dat";
+const MAGIC: &[u8; 8] = b"IRETBM25";
+const HEADER: usize = 32;
+const ENTRY: usize = 6;
+
+/// The keyword index queries read: the term dictionary and postings memory-mapped from
+/// the generation (or in memory, [`Bm25Builder::freeze`]). Scores equal the builder's
+/// postings scored in the same order.
+pub struct Bm25 {
+    terms: fst::Map<Bytes>,
+    data: Bytes,
+    docs: usize,
+    term_count: usize,
+    avg_len: f32,
+}
+
+impl Default for Bm25 {
+    /// An index of no document.
+    fn default() -> Self {
+        Bm25Builder::default().freeze()
+    }
+}
+
+impl std::fmt::Debug for Bm25 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bm25")
+            .field("docs", &self.docs)
+            .field("terms", &self.term_count)
+            .finish()
+    }
+}
+
+impl Bm25 {
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let dict = dir.join(DICT_FILE);
+        Self::from_bytes(
+            Bytes::open(&dict, true)?,
+            Bytes::open(&dir.join(DATA_FILE), true)?,
+            &dict,
+        )
+    }
+
+    fn from_bytes(dict: Bytes, data: Bytes, path: &Path) -> Result<Self, StoreError> {
+        let terms = fst::Map::new(dict).map_err(|e| corrupt(path, e))?;
+        if data.len() < HEADER || &data[..8] != MAGIC {
+            return Err(corrupt(path, "not a keyword index"));
+        }
+        let docs = u64_at(&data, 1) as usize;
+        let term_count = u64_at(&data, 2) as usize;
+        let avg_len = f32::from_bits(u32_at(&data, 6));
+        let bad = || corrupt(path, "the keyword index's tables disagree");
+        let offsets_at = docs
+            .checked_mul(4)
+            .and_then(|n| n.checked_add(HEADER))
+            .ok_or_else(bad)?;
+        let base = term_count
+            .checked_add(1)
+            .and_then(|n| n.checked_mul(8))
+            .and_then(|n| n.checked_add(offsets_at))
+            .filter(|&b| b <= data.len())
+            .ok_or_else(bad)?;
+        let total = u64_at(&data[offsets_at..], term_count) as usize;
+        if terms.len() != term_count
+            || total.checked_mul(ENTRY).and_then(|n| n.checked_add(base)) != Some(data.len())
+        {
+            return Err(bad());
+        }
+        Ok(Self {
+            terms,
+            data,
+            docs,
+            term_count,
+            avg_len,
+        })
+    }
+
+    /// A copy to update (see [`Bm25Builder::from_served`]).
+    pub fn to_builder(&self) -> Bm25Builder {
+        Bm25Builder::from_served(self)
+    }
+
+    pub fn num_docs(&self) -> usize {
+        self.docs
+    }
+
+    fn doc_len(&self, doc: usize) -> u32 {
+        u32_at(&self.data[HEADER..], doc)
+    }
+
+    /// The entry range of term `ord`.
+    fn range(&self, ord: usize) -> (usize, usize) {
+        let offsets = &self.data[HEADER + 4 * self.docs..];
+        (
+            u64_at(offsets, ord) as usize,
+            u64_at(offsets, ord + 1) as usize,
+        )
+    }
+
+    fn entries(&self, ord: usize) -> impl Iterator<Item = (u32, u16)> + '_ {
+        let (start, end) = self.range(ord);
+        let base = HEADER + 4 * self.docs + 8 * (self.term_count + 1);
+        self.data[base + ENTRY * start..base + ENTRY * end]
+            .chunks_exact(ENTRY)
+            .map(|e| {
+                (
+                    u32::from_le_bytes([e[0], e[1], e[2], e[3]]),
+                    u16::from_le_bytes([e[4], e[5]]),
+                )
+            })
+    }
+
+    fn ordinal(&self, term: &str) -> Option<usize> {
+        self.terms.get(term).map(|o| o as usize)
+    }
+
     /// Number of documents containing `term`.
     pub fn df(&self, term: &str) -> usize {
-        self.postings.get(term).map_or(0, Vec::len)
+        self.ordinal(term).map_or(0, |o| {
+            let (start, end) = self.range(o);
+            end - start
+        })
     }
 
     /// The documents containing `term`.
     pub fn docs_with(&self, term: &str) -> impl Iterator<Item = u32> + '_ {
-        self.postings
-            .get(term)
+        self.ordinal(term)
             .into_iter()
-            .flat_map(|list| list.iter().map(|(doc, _)| *doc))
+            .flat_map(|o| self.entries(o).map(|(doc, _)| doc))
     }
 
     pub fn idf(&self, term: &str) -> f32 {
@@ -117,17 +315,20 @@ impl Bm25 {
         params: Bm25Params,
         allow: &dyn Fn(u32) -> bool,
     ) -> Vec<(u32, f32)> {
-        let mut acc = vec![0f32; self.doc_len.len()];
-        let mut hit = vec![false; self.doc_len.len()];
+        let mut acc = vec![0f32; self.docs];
+        let mut hit = vec![false; self.docs];
         let mut touched: Vec<u32> = Vec::new();
         let avg = self.avg_len.max(1.0);
         for (term, weight) in terms {
-            let Some(list) = self.postings.get(term) else {
+            let Some(ord) = self.ordinal(term) else {
                 continue;
             };
             let idf = self.idf(term) * weight;
-            for &(doc, tf) in list {
+            for (doc, tf) in self.entries(ord) {
                 let d = doc as usize;
+                if d >= self.docs {
+                    continue;
+                }
                 if !hit[d] {
                     if !allow(doc) {
                         continue;
@@ -136,18 +337,13 @@ impl Bm25 {
                     touched.push(doc);
                 }
                 let tf = tf as f32;
-                let len = self.doc_len[d] as f32;
+                let len = self.doc_len(d) as f32;
                 let norm = params.k1 * (1.0 - params.b + params.b * len / avg);
                 acc[d] += idf * tf * (params.k1 + 1.0) / (tf + norm);
             }
         }
         touched.sort_unstable();
         touched.into_iter().map(|d| (d, acc[d as usize])).collect()
-    }
-
-    /// Terms of the index (for vocabulary statistics).
-    pub fn terms(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.postings.iter().map(|(t, p)| (t.as_str(), p.len()))
     }
 }
 
@@ -164,11 +360,12 @@ mod tests {
 
     #[test]
     fn matches_hand_computed_score() {
-        let idx = Bm25::build(&docs(&[
+        let idx = Bm25Builder::build(&docs(&[
             "token expiry token",
             "user profile",
             "session token",
-        ]));
+        ]))
+        .freeze();
         let p = Bm25Params { k1: 1.2, b: 0.75 };
         let s: HashMap<u32, f32> = idx
             .score(&[("expiry".into(), 1.0)], p, &|_| true)
@@ -184,12 +381,13 @@ mod tests {
 
     #[test]
     fn rarer_terms_and_higher_tf_score_higher() {
-        let idx = Bm25::build(&docs(&[
+        let idx = Bm25Builder::build(&docs(&[
             "token token expiry",
             "token",
             "token user",
             "user",
-        ]));
+        ]))
+        .freeze();
         let s: HashMap<u32, f32> = idx
             .score(
                 &[("token".into(), 1.0), ("expiry".into(), 1.0)],
@@ -205,18 +403,20 @@ mod tests {
 
     #[test]
     fn removing_and_appending_matches_a_fresh_build() {
-        let mut idx = Bm25::build(&docs(&["token expiry", "user profile", "session token"]));
+        let mut idx = Bm25Builder::build(&docs(&["token expiry", "user profile", "session token"]));
         // Drop "user profile", keep the others (renumbered), append one.
         idx.retain_remap(&[Some(0), None, Some(1)]);
         idx.extend(&docs(&["refresh token token"]));
-        let fresh = Bm25::build(&docs(&[
+        let fresh = Bm25Builder::build(&docs(&[
             "token expiry",
             "session token",
             "refresh token token",
-        ]));
+        ]))
+        .freeze();
         assert_eq!(idx.num_docs(), 3);
+        assert!(idx.terms().all(|(t, _)| t != "profile" && t != "user"));
+        let idx = idx.freeze();
         assert_eq!(idx.df("user"), 0);
-        assert!(idx.terms().all(|(t, _)| t != "profile"));
         let q = [("token".into(), 1.0), ("refresh".into(), 1.0)];
         let (a, b) = (
             idx.score(&q, Bm25Params::default(), &|_| true),
@@ -227,5 +427,39 @@ mod tests {
             assert_eq!(da, db);
             assert!((sa - sb).abs() < 1e-6);
         }
+    }
+
+    #[test]
+    fn the_served_form_reads_back_from_disk_and_into_a_builder() {
+        let built = Bm25Builder::build(&docs(&["a b b", "b c", "", "c c c d"]));
+        let dir = tempfile::tempdir().unwrap();
+        built.write(dir.path()).unwrap();
+        let opened = Bm25::open(dir.path()).unwrap();
+        let again = opened.to_builder().freeze();
+        let q = [("b".into(), 1.0), ("c".into(), 0.5), ("zz".into(), 1.0)];
+        let expected = built.freeze().score(&q, Bm25Params::default(), &|_| true);
+        assert_eq!(expected.len(), 3);
+        for served in [&opened, &again] {
+            assert_eq!(served.num_docs(), 4);
+            assert_eq!(served.df("c"), 2);
+            assert_eq!(served.docs_with("b").collect::<Vec<_>>(), [0, 1]);
+            assert_eq!(served.score(&q, Bm25Params::default(), &|_| true), expected);
+        }
+    }
+
+    #[test]
+    fn a_damaged_postings_file_is_refused_not_read() {
+        let built = Bm25Builder::build(&docs(&["a b", "b c"]));
+        let dir = tempfile::tempdir().unwrap();
+        built.write(dir.path()).unwrap();
+        let data = dir.path().join(DATA_FILE);
+        let bytes = std::fs::read(&data).unwrap();
+        std::fs::write(&data, &bytes[..bytes.len() - 3]).unwrap();
+        assert!(matches!(
+            Bm25::open(dir.path()),
+            Err(StoreError::Corrupt { .. })
+        ));
+        std::fs::write(&data, b"not a table").unwrap();
+        assert!(Bm25::open(dir.path()).is_err());
     }
 }

@@ -1,8 +1,10 @@
-//! The stored index and what a loaded one offers to retrieval.
-use crate::bm25::Bm25;
+//! The stored index and what an opened one offers to retrieval: the small tables (files,
+//! vocabulary, history) read whole, the large ones (chunks, keywords, vectors) mapped.
+use crate::bm25::{Bm25, Bm25Builder};
+pub use crate::chunks::{Chunk, ChunkEntry, Chunks};
 use crate::history::{History, HISTORY_FILE};
 use crate::store::{load_bin, save_bin, IndexDir, StoreError, FORMAT_VERSION};
-use crate::vectors::Vectors;
+use crate::vectors::{Vectors, VectorsBuilder};
 use crate::vocab::{TermCounts, Vocab};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -19,16 +21,6 @@ pub struct FileEntry {
     pub hash: String,
     pub first_chunk: u32,
     pub chunk_count: u32,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ChunkEntry {
-    pub file: u32,
-    pub start_line: u32,
-    pub end_line: u32,
-    pub symbol: String,
-    pub defines: Vec<String>,
-    pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,12 +135,12 @@ pub fn live_manifest(index_dir: &Path) -> Result<Manifest, StoreError> {
     serde_json::from_slice(&bytes).map_err(|e| crate::store::corrupt(&path, e))
 }
 
-/// A loaded, read-only index (one generation).
+/// An opened, read-only index (one generation).
 pub struct Index {
     pub generation: PathBuf,
     pub manifest: Manifest,
     pub files: Vec<FileEntry>,
-    pub chunks: Vec<ChunkEntry>,
+    pub chunks: Chunks,
     pub vectors: Vectors,
     pub bm25: Bm25,
     pub vocab: Vocab,
@@ -178,17 +170,40 @@ impl Index {
                 path: index_dir.to_path_buf(),
                 reason,
             })?;
+        Self::open_generation(gen, manifest)
+    }
+
+    /// Opens generation `gen` whose manifest is `manifest`: the sizes it records for
+    /// the files a query reads are checked, the small tables read, the large ones mapped.
+    /// (hnsw_rs's dump is read only by the next build, which rebuilds a damaged graph.)
+    fn open_generation(gen: PathBuf, manifest: Manifest) -> Result<Self, StoreError> {
+        let corrupt = |reason: String| StoreError::Corrupt {
+            path: gen.clone(),
+            reason,
+        };
+        let served = |name: &str| !name.starts_with("hnsw.") && name != TERMS_FILE;
+        for (name, size) in manifest.sizes.iter().filter(|(n, _)| served(n)) {
+            let actual = std::fs::metadata(gen.join(name)).map(|m| m.len()).ok();
+            if actual != Some(*size) {
+                return Err(corrupt(format!(
+                    "{name} is not the size the manifest records"
+                )));
+            }
+        }
         let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
-        let chunks: Vec<ChunkEntry> = load_bin(&gen.join("chunks.bin"))?;
-        let bm25: Bm25 = load_bin(&gen.join("bm25.bin"))?;
+        let chunks = Chunks::open(&gen, manifest.chunks)?;
+        let bm25 = Bm25::open(&gen)?;
         let vocab: Vocab = load_bin(&gen.join("vocab.bin"))?;
-        if chunks.len() != manifest.chunks || bm25.num_docs() != chunks.len() {
+        if bm25.num_docs() != chunks.len() {
             return Err(corrupt("chunk, vector and keyword tables disagree".into()));
         }
-        if chunks.iter().any(|c| c.file as usize >= files.len()) {
-            return Err(corrupt("a chunk points at no file".into()));
+        if files
+            .iter()
+            .any(|f| f.first_chunk as usize + f.chunk_count as usize > chunks.len())
+        {
+            return Err(corrupt("a file points past the chunks".into()));
         }
-        let vectors = Vectors::load(&gen, manifest.dims, chunks.len())?;
+        let vectors = Vectors::open(&gen, manifest.dims, chunks.len())?;
         // A generation written before history was indexed has none.
         let history: History = if gen.join(HISTORY_FILE).is_file() {
             load_bin(&gen.join(HISTORY_FILE))?
@@ -208,7 +223,8 @@ impl Index {
     }
 
     pub fn chunk_path(&self, chunk: usize) -> &str {
-        &self.files[self.chunks[chunk].file as usize].path
+        let file = self.chunks.get(chunk).file as usize;
+        self.files.get(file).map_or("", |f| f.path.as_str())
     }
 }
 
@@ -220,15 +236,16 @@ pub(crate) const TERMS_FILE: &str = "terms.bin";
 pub(crate) struct Tables<'a> {
     pub files: &'a [FileEntry],
     pub chunks: &'a [ChunkEntry],
-    pub bm25: &'a Bm25,
+    pub bm25: &'a Bm25Builder,
     pub vocab: &'a Vocab,
     pub terms: &'a TermCounts,
-    pub vectors: &'a Vectors,
+    pub vectors: &'a VectorsBuilder,
     pub history: &'a History,
 }
 
 /// Writes a generation into a fresh folder of `store` (the manifest last, with the size
-/// of every file, and returned as written); [`IndexDir::commit`] then makes it live.
+/// of every file, and returned as written); [`IndexDir::commit`] then makes it live and
+/// [`open_committed`] opens it.
 pub(crate) fn write_generation(
     store: &IndexDir,
     mut manifest: Manifest,
@@ -237,8 +254,8 @@ pub(crate) fn write_generation(
     let tmp = store.begin()?;
     let dir = tmp.path();
     save_bin(&dir.join("files.bin"), &t.files)?;
-    save_bin(&dir.join("chunks.bin"), &t.chunks)?;
-    save_bin(&dir.join("bm25.bin"), t.bm25)?;
+    Chunks::write(dir, t.chunks)?;
+    t.bm25.write(dir)?;
     save_bin(&dir.join("vocab.bin"), t.vocab)?;
     save_bin(&dir.join(TERMS_FILE), t.terms)?;
     save_bin(&dir.join(HISTORY_FILE), t.history)?;
@@ -259,4 +276,9 @@ pub(crate) fn write_generation(
     let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
     std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
     Ok((tmp, manifest))
+}
+
+/// The generation `commit` just made live, opened (its manifest as written).
+pub(crate) fn open_committed(gen: PathBuf, manifest: Manifest) -> Result<Index, StoreError> {
+    Index::open_generation(gen, manifest)
 }

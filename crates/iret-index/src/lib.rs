@@ -1,9 +1,12 @@
-//! Builds and loads iret's index: source files → chunks → embeddings + BM25 + HNSW +
+//! Builds and opens iret's index: source files → chunks → embeddings + BM25 + HNSW +
 //! the codebase vocabulary, stored atomically under `.iret/`.
 pub mod bm25;
 pub mod cache;
+pub mod chunks;
+mod graph;
 pub mod history;
 pub mod index;
+mod mapped;
 pub mod pipeline;
 pub mod profile;
 pub mod remote;
@@ -15,7 +18,7 @@ pub mod vectors;
 pub mod vocab;
 pub mod walk;
 
-pub use index::{live_manifest, ChunkEntry, FileEntry, Index, Manifest};
+pub use index::{live_manifest, Chunk, ChunkEntry, Chunks, FileEntry, Index, Manifest};
 pub use pipeline::{build, refresh, BuildError, BuildOptions, BuildReport};
 pub use remote::{Remote, RemoteNearest, RemoteVectors};
 pub use store::{IndexDir, StoreError};

@@ -1,14 +1,16 @@
 //! `iret index`: walk → chunk → embed (cached) → BM25 + HNSW + vocabulary → atomic store.
-use crate::bm25::Bm25;
+use crate::bm25::Bm25Builder;
 use crate::cache::{key, user_dir, EmbeddingCache};
 use crate::history::History;
-use crate::index::{write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE};
+use crate::index::{
+    open_committed, write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE,
+};
 use crate::profile::Phases;
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::update::{
     assemble, carry_vectors, carry_vocab, classify, update_bm25, update_graph, Assembly,
 };
-use crate::vectors::Vectors;
+use crate::vectors::VectorsBuilder;
 use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
 use crate::walk::{walk, SkipReason, Walked};
 use iret_chunk::{Limits, CHUNKER_VERSION};
@@ -175,8 +177,8 @@ pub fn embedding_text(path: &str, symbol: &str, text: &str) -> String {
 struct Previous {
     files: Vec<FileEntry>,
     chunks: Vec<ChunkEntry>,
-    vectors: Vectors,
-    bm25: Bm25,
+    vectors: VectorsBuilder,
+    bm25: Bm25Builder,
     vocab: Vocab,
     terms: TermCounts,
     history: History,
@@ -198,11 +200,14 @@ impl Previous {
             return None;
         }
         let terms = load_bin(&index.generation.join(TERMS_FILE)).ok()?;
+        let vectors =
+            VectorsBuilder::load(&index.generation, index.manifest.dims, index.chunks.len())
+                .ok()?;
         Some(Self {
             files: index.files,
-            chunks: index.chunks,
-            vectors: index.vectors,
-            bm25: index.bm25,
+            chunks: index.chunks.to_vec(),
+            vectors,
+            bm25: index.bm25.to_builder(),
             vocab: index.vocab,
             terms,
             history: index.history,
@@ -222,8 +227,7 @@ pub fn build(
     run(root, index_dir, embedder, opts, None).map(|(report, _)| report)
 }
 
-/// [`build`] that hands the new generation back loaded, so the caller need not read it
-/// from disk again. A caller that holds the live generation open (and can give it up, as
+/// [`build`] that hands the new generation back opened. A caller that holds the live generation open (and can give it up, as
 /// `iret search` can) passes it as `open`: it then serves as the previous generation if it
 /// still is the live one, and nothing is read from disk twice. Returns `None` for the
 /// index only when nothing needed rebuilding and `open` was not the live generation (or
@@ -324,16 +328,8 @@ fn run(
         notes,
         ..updated(&asm, started, skipped)
     };
-    let index = Index {
-        generation,
-        manifest,
-        files: asm.files,
-        chunks: asm.chunks,
-        vectors,
-        bm25,
-        vocab,
-        history,
-    };
+    drop((asm, bm25, vectors, vocab, history));
+    let index = open_committed(generation, manifest)?;
     Ok((report, Some(index)))
 }
 
@@ -378,15 +374,15 @@ fn start_from(
 fn tables_of_vectors(
     embedder: &dyn Embedder,
     built: &Built,
-    (old_vocab, old_vectors): (Option<&Vocab>, Option<Vectors>),
+    (old_vocab, old_vectors): (Option<&Vocab>, Option<VectorsBuilder>),
     fresh: &[f32],
     new_chunks: usize,
-) -> (Vocab, Vectors) {
+) -> (Vocab, VectorsBuilder) {
     let dims = embedder.dims();
     let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunks * dims);
     let vocab = built.vocab(old_vocab, fresh_terms, dims);
     let data = built.vectors(old_vectors.as_ref(), fresh_chunks, dims);
-    let flat = Vectors::new(dims, data);
+    let flat = VectorsBuilder::new(dims, data);
     let vectors = update_graph(
         if embedder.is_cheap() {
             flat.quick()
@@ -422,8 +418,8 @@ fn updated(asm: &Assembly, started: Instant, skipped: BTreeMap<SkipReason, usize
 
 /// The previous generation's tables that a build carries over (empty for a cold build).
 struct Carried {
-    vectors: Option<Vectors>,
-    bm25: Option<Bm25>,
+    vectors: Option<VectorsBuilder>,
+    bm25: Option<Bm25Builder>,
     vocab: Option<Vocab>,
     terms: TermCounts,
     history: Option<History>,
@@ -517,7 +513,7 @@ impl NewTexts {
 /// made of.
 struct Built<'a> {
     asm: &'a Assembly,
-    bm25: &'a Bm25,
+    bm25: &'a Bm25Builder,
     terms: &'a TermCounts,
     top: &'a [(String, u32)],
     old_terms: &'a HashMap<String, usize>,
@@ -532,7 +528,7 @@ impl<'a> Built<'a> {
     }
 
     /// The flat vectors: kept and revived chunks carry theirs, new ones take `fresh`.
-    fn vectors(&self, old: Option<&Vectors>, fresh: &[f32], dims: usize) -> Vec<f32> {
+    fn vectors(&self, old: Option<&VectorsBuilder>, fresh: &[f32], dims: usize) -> Vec<f32> {
         let a = self.asm;
         carry_vectors(
             old,
@@ -544,7 +540,7 @@ impl<'a> Built<'a> {
         )
     }
 
-    fn tables(&self, vocab: &'a Vocab, vectors: &'a Vectors) -> Tables<'a> {
+    fn tables(&self, vocab: &'a Vocab, vectors: &'a VectorsBuilder) -> Tables<'a> {
         Tables {
             files: &self.asm.files,
             chunks: &self.asm.chunks,
@@ -696,7 +692,7 @@ fn commit_keyword_tier(
     let zero_terms = vec![0.0; (new.texts.len() - new.chunks) * dims];
     let vocab = built.vocab(carried.vocab.as_ref(), &zero_terms, dims);
     let zero_chunks = vec![0.0; new.chunks * dims];
-    let vectors = Vectors::new(
+    let vectors = VectorsBuilder::new(
         dims,
         built.vectors(carried.vectors.as_ref(), &zero_chunks, dims),
     );
@@ -721,7 +717,7 @@ fn commit_static_tier(
     let all = embed_directly(&new.texts, fast)?;
     let (chunk_vecs, term_vecs) = all.split_at(new.chunks * dims);
     let vocab = built.vocab(None, term_vecs, dims);
-    let vectors = Vectors::new(dims, built.vectors(None, chunk_vecs, dims));
+    let vectors = VectorsBuilder::new(dims, built.vectors(None, chunk_vecs, dims));
     let pending = built.asm.chunks.len();
     commit_tier(
         store,
@@ -740,7 +736,7 @@ fn commit_tier(
     store: &IndexDir,
     embedder: &dyn Embedder,
     built: &Built,
-    (vocab, vectors): (&Vocab, &Vectors),
+    (vocab, vectors): (&Vocab, &VectorsBuilder),
     pending: usize,
     fast: Option<&dyn Embedder>,
 ) -> Result<(), BuildError> {

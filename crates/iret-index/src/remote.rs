@@ -26,11 +26,11 @@ pub trait RemoteNearest: Send + Sync + std::fmt::Debug {
 
 /// The cache key of chunk `chunk` of `index` (the key its vector is stored under).
 pub fn chunk_key(index: &crate::Index, chunk: usize) -> [u8; 16] {
-    let c = &index.chunks[chunk];
+    let c = index.chunks.get(chunk);
     let path = &index.files[c.file as usize].path;
     crate::cache::key(
         &index.manifest.model_id,
-        &crate::pipeline::embedding_text(path, &c.symbol, &c.text),
+        &crate::pipeline::embedding_text(path, c.symbol, c.text),
     )
 }
 

@@ -6,8 +6,8 @@
 //! .iret/gen-000007/       one complete index: manifest.json, files/chunks/vectors/…
 //! ```
 //! Embeddings are cached once per machine, outside the index (see [`crate::cache`]).
-//! Tables are postcard; vectors are stored once, as f16: in the HNSW graph's data file
-//! when the generation has a graph, else in `vectors.f16` (see [`crate::vectors`]).
+//! Small tables are postcard, read whole; the large ones are laid out to be mapped
+//! ([`crate::chunks`], [`crate::bm25`], [`crate::vectors`]).
 //! A writer fills `tmp-*/`, renames it to the next `gen-*`, then swaps CURRENT. A crash
 //! at any point leaves the previous generation live; readers never see a partial one.
 use serde::{de::DeserializeOwned, Serialize};
@@ -16,13 +16,15 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// How long the generation before the live one is kept once it has been replaced: a
-/// reader that read `CURRENT` just before the swap may still be opening it (opening
-/// reads every table at once, so a reader that has opened it no longer needs the files).
+/// reader that read `CURRENT` just before the swap may still be opening it (a reader that
+/// has opened it maps its files, which stay readable after they are deleted).
 const SUPERSEDED_GRACE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// Bumped whenever any stored structure changes shape. 1: bincode tables, f32 vectors
-/// held three times; 2: postcard tables, f16 vectors held once (plus the cache).
-pub const FORMAT_VERSION: u32 = 2;
+/// held three times; 2: postcard tables, f16 vectors held once (plus the cache); 3: the
+/// large tables laid out to be memory-mapped (chunk records with offsets, the keyword
+/// index as a term dictionary and flat postings, the graph as adjacency tables).
+pub const FORMAT_VERSION: u32 = 3;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

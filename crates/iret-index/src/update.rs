@@ -1,9 +1,9 @@
 //! What changed since the live generation: each walked file is reused, re-chunked or
 //! skipped, and the new chunk table is assembled from the kept and the new chunks.
-use crate::bm25::Bm25;
+use crate::bm25::Bm25Builder;
 use crate::index::{ChunkEntry, FileEntry};
 use crate::tokens::keyword_tokens;
-use crate::vectors::Vectors;
+use crate::vectors::VectorsBuilder;
 use crate::vocab::{chunk_words, Vocab};
 use crate::walk::{read_text, Found, SkipReason};
 use iret_chunk::{chunk, Language, Limits};
@@ -280,7 +280,7 @@ impl Tables {
 /// The vector table: rows of kept chunks come from the previous table (in their new
 /// order), then for each new chunk (`new`) its revived row or the next `fresh` one.
 pub(crate) fn carry_vectors(
-    old: Option<&Vectors>,
+    old: Option<&VectorsBuilder>,
     remap: &[Option<u32>],
     revived: &HashMap<u32, u32>,
     new: Range<usize>,
@@ -337,11 +337,11 @@ pub(crate) fn carry_vocab(
 /// Keyword postings: the previous ones renumbered (gone chunks dropped), then the new
 /// chunks appended.
 pub(crate) fn update_bm25(
-    old: Option<Bm25>,
+    old: Option<Bm25Builder>,
     remap: &[Option<u32>],
     files: &[FileEntry],
     new_chunks: &[ChunkEntry],
-) -> Bm25 {
+) -> Bm25Builder {
     let docs: Vec<Vec<String>> = new_chunks
         .par_iter()
         .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
@@ -351,7 +351,7 @@ pub(crate) fn update_bm25(
             b.retain_remap(remap);
             b
         }
-        None => Bm25::default(),
+        None => Bm25Builder::default(),
     };
     bm25.extend(&docs);
     bm25
@@ -360,12 +360,12 @@ pub(crate) fn update_bm25(
 /// The HNSW graph over `vectors`: the previous graph updated in place (its points of
 /// kept and revived chunks stay, the others die, new chunks are inserted), or a new one.
 pub(crate) fn update_graph(
-    mut vectors: Vectors,
-    old: Option<Vectors>,
+    mut vectors: VectorsBuilder,
+    old: Option<VectorsBuilder>,
     remap: &[Option<u32>],
     revived: &HashMap<u32, u32>,
     kept: usize,
-) -> Vectors {
+) -> VectorsBuilder {
     match old {
         Some(old) => {
             let mut graph_remap = remap.to_vec();

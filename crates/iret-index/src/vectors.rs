@@ -1,16 +1,21 @@
-//! Chunk vectors: a flat matrix (exact scores) and an HNSW graph (hnsw_rs) for the
-//! nearest-neighbour leg of dispatch.
+//! Chunk vectors: a flat matrix (exact scores) and an HNSW graph for the nearest-neighbour
+//! leg of dispatch. A build holds them in memory ([`VectorsBuilder`]: f32 rows and
+//! hnsw_rs's graph); a served index reads them from the generation's files ([`Vectors`]:
+//! the f16 rows of `vectors.f16`, in chunk order, and the graph's adjacency tables,
+//! [`crate::graph`], both mapped).
 //!
-//! On disk each vector is stored once, as f16: a generation with a graph keeps them in
-//! the graph's data file (its points are f16; the flat f32 matrix is read back from it),
-//! one without a graph (a keyword tier) in `vectors.f16`. The graph only finds the
-//! candidates: their scores are computed exactly on the flat matrix.
+//! On disk: `vectors.f16` always; with a graph, also hnsw_rs's dump (what the next
+//! incremental build updates; its data file holds the points' vectors again) and
+//! `graph.bin`. The graph only finds the candidates: their scores are computed exactly
+//! on the rows.
 //!
 //! hnsw_rs cannot delete points, so an incremental update keeps the graph, marks the
 //! points of removed chunks dead and inserts the new ones. Graph points are "slots";
 //! `slots[p]` is the chunk a point stands for (or [`DEAD`]). When too many points are dead
 //! the graph is rebuilt from the vectors.
-use crate::store::{corrupt, load_bin, load_f16, save_bin, save_f16, StoreError};
+use crate::graph::{self, Graph};
+use crate::mapped::Bytes;
+use crate::store::{corrupt, io_err, load_bin, load_f16, save_bin, save_f16, StoreError};
 use half::f16;
 use half::slice::HalfFloatSliceExt;
 use hnsw_rs::prelude::*;
@@ -65,7 +70,8 @@ fn to_f16(rows: &[f32]) -> Vec<f16> {
     out
 }
 
-pub struct Vectors {
+/// The vectors as a build holds them.
+pub struct VectorsBuilder {
     pub dims: usize,
     pub data: Vec<f32>,
     hnsw: Option<Hnsw<'static, f16, UnitDot>>,
@@ -75,7 +81,7 @@ pub struct Vectors {
     effort: usize,
 }
 
-impl Vectors {
+impl VectorsBuilder {
     pub fn new(dims: usize, data: Vec<f32>) -> Self {
         Self {
             dims,
@@ -128,7 +134,7 @@ impl Vectors {
     /// sparse. Returns whether the graph was updated in place (false: rebuilt).
     pub fn update_graph(
         &mut self,
-        previous: Vectors,
+        previous: VectorsBuilder,
         remap: &[Option<u32>],
         first_new: usize,
     ) -> bool {
@@ -176,40 +182,50 @@ impl Vectors {
         self.slots.iter().filter(|&&c| c == DEAD).count()
     }
 
-    /// Writes the vectors into a generation's folder: the graph (whose data file holds
-    /// them) and its slot table, or the flat f16 file when there is no graph.
+    /// Writes the vectors into a generation's folder: the rows, and with a graph its
+    /// dump, slot table and adjacency tables.
     pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
-        match &self.hnsw {
-            Some(h) => {
-                h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
-                save_bin(&dir.join(SLOTS_FILE), &self.slots)
-            }
-            None => save_f16(&dir.join(FLAT_FILE), &self.data),
+        save_f16(&dir.join(FLAT_FILE), &self.data)?;
+        if let Some(h) = &self.hnsw {
+            h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
+            save_bin(&dir.join(SLOTS_FILE), &self.slots)?;
+            let path = dir.join(graph::FILE);
+            std::fs::write(&path, graph::encode(h, &self.slots, self.dims))
+                .map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+
+    /// The served form, in memory (a build's result, and tests).
+    pub fn freeze(&self) -> Vectors {
+        let graph = self
+            .hnsw
+            .as_ref()
+            .map(|h| Graph::from_bytes(graph::encode(h, &self.slots, self.dims), self.dims));
+        Vectors {
+            dims: self.dims,
+            rows: Bytes::Owned(crate::store::f16_bytes(&self.data)),
+            len: self.len(),
+            graph,
         }
     }
 
-    /// Reads what [`Vectors::save`] wrote for `chunks` chunks of `dims` values.
+    /// Reads what [`VectorsBuilder::save`] wrote for `chunks` chunks of `dims` values,
+    /// graph included (to update it).
     pub fn load(dir: &Path, dims: usize, chunks: usize) -> Result<Self, StoreError> {
         let flat = dir.join(FLAT_FILE);
-        if flat.is_file() {
-            let data = load_f16(&flat)?;
-            if data.len() != chunks * dims {
-                return Err(corrupt(&flat, "vectors and chunks disagree"));
-            }
+        let data = load_f16(&flat)?;
+        if data.len() != chunks * dims {
+            return Err(corrupt(&flat, "vectors and chunks disagree"));
+        }
+        let graph_file = dir.join(format!("{BASENAME}.hnsw.data"));
+        if chunks == 0 || !graph_file.is_file() {
             return Ok(Self::new(dims, data));
         }
-        if chunks == 0 {
-            return Ok(Self::new(dims, Vec::new()));
-        }
         let slots: Vec<u32> = load_bin(&dir.join(SLOTS_FILE))?;
-        // Read (and so check) the graph's data file first: hnsw_rs ends the process on a
-        // truncated one instead of returning an error.
-        let data = graph_data(
-            &dir.join(format!("{BASENAME}.hnsw.data")),
-            &slots,
-            dims,
-            chunks,
-        )?;
+        // Check the graph's data file first: hnsw_rs ends the process on a truncated one
+        // instead of returning an error.
+        check_graph_data(&graph_file, &slots, dims, chunks)?;
         // The loaded graph borrows its loader for its whole life: give it a 'static one (a
         // few bytes per load). A corrupt file may make hnsw_rs panic: contain it.
         let loaded = std::panic::catch_unwind(|| {
@@ -233,6 +249,78 @@ impl Vectors {
                 vectors.build_graph();
                 Ok(vectors)
             }
+        }
+    }
+}
+
+/// The vectors a served index reads: f16 rows in chunk order and the graph, mapped.
+pub struct Vectors {
+    pub dims: usize,
+    /// Little-endian f16 values, `dims` per chunk.
+    rows: Bytes,
+    len: usize,
+    graph: Option<Graph>,
+}
+
+impl Vectors {
+    /// The vectors of a generation of `chunks` chunks of `dims` values.
+    pub fn open(dir: &Path, dims: usize, chunks: usize) -> Result<Self, StoreError> {
+        let flat = dir.join(FLAT_FILE);
+        let rows = Bytes::open(&flat, true)?;
+        if rows.len() != 2 * chunks * dims {
+            return Err(corrupt(&flat, "vectors and chunks disagree"));
+        }
+        let graph_path = dir.join(graph::FILE);
+        let graph = if graph_path.is_file() {
+            Some(Graph::open(&graph_path, dims)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            dims,
+            rows,
+            len: chunks,
+            graph,
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Points of the graph whose chunk is gone.
+    pub fn dead_points(&self) -> usize {
+        self.graph.as_ref().map_or(0, Graph::dead_points)
+    }
+
+    /// Row `i` into `out` (`dims` values).
+    fn read(&self, i: usize, out: &mut [f32]) {
+        let bytes = &self.rows[2 * i * self.dims..2 * (i + 1) * self.dims];
+        for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+            *x = f16::from_le_bytes([b[0], b[1]]).to_f32();
+        }
+    }
+
+    /// Chunk `i`'s vector.
+    pub fn row(&self, i: usize) -> Vec<f32> {
+        let mut out = vec![0.0; self.dims];
+        self.read(i, &mut out);
+        out
+    }
+
+    /// `query · row i` (the same sum as [`iret_embed::dot`] of the two).
+    pub fn dot(&self, i: usize, query: &[f32]) -> f32 {
+        const STACK: usize = 1024;
+        if self.dims <= STACK {
+            let mut buf = [0f32; STACK];
+            self.read(i, &mut buf[..self.dims]);
+            iret_embed::dot(query, &buf[..self.dims])
+        } else {
+            iret_embed::dot(query, &self.row(i))
         }
     }
 
@@ -261,19 +349,28 @@ impl Vectors {
         k: usize,
         allow: &(dyn Fn(usize) -> bool + Sync),
     ) -> Option<Vec<(usize, f32)>> {
-        let h = self.hnsw.as_ref()?;
-        let chunk = |slot: usize| self.slots.get(slot).copied().unwrap_or(DEAD);
-        let filter = |id: &usize| {
-            let c = chunk(*id);
-            c != DEAD && allow(c as usize)
+        let g = self.graph.as_ref()?;
+        let mut buf = vec![0f32; self.dims];
+        let distance = |p: u32| {
+            match g.chunk(p) {
+                DEAD => g.dead_vector(p, &mut buf),
+                c if (c as usize) < self.len => self.read(c as usize, &mut buf),
+                _ => buf.fill(0.0),
+            }
+            (1.0 - iret_embed::dot(query, &buf)).max(0.0)
+        };
+        let distance = std::cell::RefCell::new(distance);
+        let accept = |p: u32| {
+            let c = g.chunk(p);
+            c != DEAD && (c as usize) < self.len && allow(c as usize)
         };
         let ef = (2 * k).max(128);
-        let mut hits: Vec<(usize, f32)> = h
-            .search_filter(&to_f16(query), k, ef, Some(&filter))
+        let mut hits: Vec<(usize, f32)> = g
+            .search(&|p| (distance.borrow_mut())(p), k, ef, &accept)
             .into_iter()
-            .map(|n| {
-                let c = chunk(n.d_id) as usize;
-                (c, iret_embed::dot(query, self.get(c)))
+            .map(|(p, _)| {
+                let c = g.chunk(p) as usize;
+                (c, self.dot(c, query))
             })
             .collect();
         hits.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -289,7 +386,7 @@ impl Vectors {
     ) -> Vec<(usize, f32)> {
         let mut scored: Vec<(usize, f32)> = (0..self.len())
             .filter(|&i| allow(i))
-            .map(|i| (i, iret_embed::dot(query, self.get(i))))
+            .map(|i| (i, self.dot(i, query)))
             .collect();
         top_k(&mut scored, k);
         scored
@@ -314,15 +411,15 @@ pub fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
 /// hnsw_rs's tag before the data file's header and before each point's vector.
 const DATA_MAGIC: u32 = 0xa67f_0000;
 
-/// The flat matrix from a graph's data file (hnsw_rs's dump, native-endian: a header of
-/// tag and dimension, then per point its tag, slot, byte length and f16 values), checked
-/// to hold every chunk exactly once.
-fn graph_data(
+/// Checks a graph's data file (hnsw_rs's dump, native-endian: a header of tag and
+/// dimension, then per point its tag, slot, byte length and f16 values) holds every
+/// chunk exactly once.
+fn check_graph_data(
     path: &Path,
     slots: &[u32],
     dims: usize,
     chunks: usize,
-) -> Result<Vec<f32>, StoreError> {
+) -> Result<(), StoreError> {
     let bytes = std::fs::read(path).map_err(|e| corrupt(path, e))?;
     let bad = |why: &str| corrupt(path, why);
     let u32_at = |b: &[u8]| b.first_chunk::<4>().map(|x| u32::from_ne_bytes(*x));
@@ -335,7 +432,6 @@ fn graph_data(
     if body.len() != record * slots.len() {
         return Err(bad("truncated graph data"));
     }
-    let mut data = vec![0.0; chunks * dims];
     let mut seen = vec![false; chunks];
     for r in body.chunks_exact(record) {
         let slot = u64_at(&r[4..]).unwrap_or(u64::MAX) as usize;
@@ -351,17 +447,11 @@ fn graph_data(
             return Err(bad("the graph's points and the chunks disagree"));
         }
         seen[c] = true;
-        for (x, b) in data[c * dims..(c + 1) * dims]
-            .iter_mut()
-            .zip(r[20..].chunks_exact(2))
-        {
-            *x = f16::from_ne_bytes([b[0], b[1]]).to_f32();
-        }
     }
     if seen.iter().any(|&s| !s) {
         return Err(bad("a chunk has no point in the graph"));
     }
-    Ok(data)
+    Ok(())
 }
 
 #[cfg(test)]

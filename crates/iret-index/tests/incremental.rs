@@ -2,7 +2,7 @@
 //! unchanged files must cost nothing.
 use iret_embed::FakeEmbedder;
 use iret_index::bm25::Bm25Params;
-use iret_index::vectors::Vectors;
+use iret_index::vectors::{Vectors, VectorsBuilder};
 use iret_index::{build, BuildOptions, Index};
 use std::path::Path;
 
@@ -46,9 +46,9 @@ fn snapshot(index: &Index) -> Vec<String> {
     for f in &index.files {
         out.push(format!("file {} {} {}", f.path, f.hash, f.chunk_count));
         for c in f.first_chunk..f.first_chunk + f.chunk_count {
-            let chunk = &index.chunks[c as usize];
+            let chunk = &index.chunks.get(c as usize);
             assert_eq!(index.files[chunk.file as usize].path, f.path);
-            let v: Vec<String> = index.vectors.get(c as usize)[..4]
+            let v: Vec<String> = index.vectors.row(c as usize)[..4]
                 .iter()
                 .map(|x| format!("{x:.5}"))
                 .collect();
@@ -72,7 +72,7 @@ fn chunk_paths(index: &Index, hits: impl IntoIterator<Item = u32>) -> Vec<String
     let mut v: Vec<String> = hits
         .into_iter()
         .map(|c| {
-            let c = &index.chunks[c as usize];
+            let c = &index.chunks.get(c as usize);
             format!("{}:{}", index.files[c.file as usize].path, c.start_line)
         })
         .collect();
@@ -129,7 +129,7 @@ fn an_updated_index_equals_a_fresh_build() {
     for c in 0..updated.chunks.len() {
         let best = updated
             .vectors
-            .nearest(updated.vectors.get(c), 1, &|_| true);
+            .nearest(&updated.vectors.row(c), 1, &|_| true);
         assert_eq!(best[0].0, c, "a chunk's own vector finds it");
     }
 }
@@ -179,7 +179,7 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     // Rounded to f16 as every embedding is when the build stores it.
     let mut data = random_unit_vectors(600, dims, &mut seed);
     iret_index::store::round_f16(&mut data);
-    let mut old = Vectors::new(dims, data.clone());
+    let mut old = VectorsBuilder::new(dims, data.clone());
     old.build_graph();
 
     // Remove every tenth vector, add 40 new ones.
@@ -204,30 +204,33 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
     let mut fresh = random_unit_vectors(40, dims, &mut seed);
     iret_index::store::round_f16(&mut fresh);
     kept.extend(fresh);
-    let mut updated = Vectors::new(dims, kept);
+    let mut updated = VectorsBuilder::new(dims, kept);
     assert!(
         updated.update_graph(old, &remap, first_new),
         "updated in place"
     );
     assert_eq!(updated.dead_points(), 60);
+    // The served graph walks through the removed chunks' points but never returns them.
+    let served = updated.freeze();
+    assert_eq!(served.dead_points(), 60);
     for c in (0..updated.len()).step_by(7) {
-        let hits = updated
+        let hits = served
             .nearest_by_graph(updated.get(c), 5, &|_| true)
             .unwrap();
         assert_eq!(hits[0].0, c);
         assert!(hits.iter().all(|h| h.0 < updated.len()));
     }
 
-    // The graph survives a dump and load with its slot table.
+    // The graph survives a dump and load with its slot table; the served files open.
     let dir = tempfile::tempdir().unwrap();
     updated.save(dir.path()).unwrap();
-    let loaded = Vectors::load(dir.path(), dims, updated.len()).unwrap();
+    let loaded = VectorsBuilder::load(dir.path(), dims, updated.len()).unwrap();
     assert_eq!(loaded.dead_points(), 60);
-    // The vectors are stored once, in the graph: the flat matrix comes back from it.
-    assert!(!dir.path().join("vectors.f16").exists());
     assert_eq!(loaded.data, updated.data);
+    let opened = Vectors::open(dir.path(), dims, updated.len()).unwrap();
+    assert_eq!(opened.row(100), updated.get(100));
     assert_eq!(
-        loaded
+        opened
             .nearest_by_graph(loaded.get(100), 1, &|_| true)
             .unwrap()[0]
             .0,
@@ -240,11 +243,12 @@ fn the_graph_is_updated_in_place_then_rebuilt_when_too_sparse() {
         .map(|i| (i < n as u32 / 2).then_some(i))
         .collect();
     let half = loaded.data[..(n / 2) * dims].to_vec();
-    let mut smaller = Vectors::new(dims, half);
+    let mut smaller = VectorsBuilder::new(dims, half);
     assert!(!smaller.update_graph(loaded, &remap, n / 2));
     assert_eq!(smaller.dead_points(), 0);
     assert_eq!(
         smaller
+            .freeze()
             .nearest_by_graph(smaller.get(3), 1, &|_| true)
             .unwrap()[0]
             .0,
@@ -320,7 +324,7 @@ fn an_edit_costs_the_chunks_it_changed_not_the_whole_file() {
     for c in 0..updated.chunks.len() {
         let best = updated
             .vectors
-            .nearest_by_graph(updated.vectors.get(c), 1, &|x| x == c)
+            .nearest_by_graph(&updated.vectors.row(c), 1, &|x| x == c)
             .expect("the index has a graph");
         assert_eq!(
             best.first().map(|b| b.0),
@@ -353,7 +357,7 @@ fn refresh_starts_from_the_open_index_and_hands_back_the_new_one() {
     assert_eq!(updated.manifest.sizes, reopened.manifest.sizes);
     assert_eq!(snapshot(&updated), snapshot(&reopened));
     for c in 0..updated.chunks.len() {
-        let q = updated.vectors.get(c);
+        let q = &updated.vectors.row(c);
         assert_eq!(
             updated.vectors.nearest(q, 3, &|_| true),
             reopened.vectors.nearest(q, 3, &|_| true)
@@ -417,6 +421,6 @@ fn editing_one_function_embeds_that_chunk_only() {
         .expect("digest has a chunk");
     let best = index
         .vectors
-        .nearest(index.vectors.get(digest), 1, &|_| true);
+        .nearest(&index.vectors.row(digest), 1, &|_| true);
     assert_eq!(best[0].0, digest, "the revived vector is digest's own");
 }

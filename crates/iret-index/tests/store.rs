@@ -40,10 +40,7 @@ fn round_trip_keeps_files_chunks_vectors_and_keywords() {
     assert_eq!(index.vectors.len(), index.chunks.len());
     assert!(index.bm25.df("alpha") >= 1);
     assert!(index.vocab.terms.iter().any(|t| t == "alpha"));
-    assert!(index
-        .chunks
-        .iter()
-        .any(|c| c.defines.contains(&"beta".to_string())));
+    assert!(index.chunks.iter().any(|c| c.defines.contains(&"beta")));
     // A second build reuses every embedding.
     let again = build(src.path(), idx.path(), &e, &opts(idx.path())).unwrap();
     assert_eq!(again.embedded, 0);
@@ -174,10 +171,12 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
     .unwrap();
     let gen = IndexDir::new(idx.path()).current().unwrap();
     for file in [
-        "chunks.bin",
-        "bm25.bin",
-        "hnsw.hnsw.data",
-        "hnsw.slots",
+        "chunks.dat",
+        "chunks.off",
+        "bm25.dat",
+        "bm25.fst",
+        "vectors.f16",
+        "graph.bin",
         "files.bin",
         "vocab.bin",
         "manifest.json",
@@ -190,12 +189,40 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
         );
         std::fs::write(gen.join(file), backup).unwrap();
     }
-    // A damaged HNSW graph is rebuilt from the vectors (its data file), not fatal.
+    // A file damaged in place (its size intact) is refused too.
+    let graph = std::fs::read(gen.join("graph.bin")).unwrap();
+    let mut damaged = graph.clone();
+    damaged[..8].copy_from_slice(b"garbage!");
+    std::fs::write(gen.join("graph.bin"), &damaged).unwrap();
+    assert!(matches!(
+        Index::open(idx.path(), None),
+        Err(StoreError::Corrupt { .. })
+    ));
+    std::fs::write(gen.join("graph.bin"), graph).unwrap();
+    // hnsw_rs's dump is read only to update the graph: damaged, the next build rebuilds
+    // the graph from the vectors, and the index it serves answers.
     std::fs::write(gen.join("hnsw.hnsw.graph"), b"garbage").unwrap();
+    assert!(Index::open(idx.path(), None).is_ok());
+    std::fs::write(src.path().join("extra.py"), "def extra():\n    return 1\n").unwrap();
+    build(
+        src.path(),
+        idx.path(),
+        &FakeEmbedder::new(64),
+        &opts(idx.path()),
+    )
+    .unwrap();
     let rebuilt = Index::open(idx.path(), None).unwrap();
     assert_eq!(rebuilt.vectors.len(), rebuilt.chunks.len());
-    let first = rebuilt.vectors.get(0).to_vec();
+    let first = rebuilt.vectors.row(0);
     assert_eq!(rebuilt.vectors.nearest(&first, 1, &|_| true)[0].0, 0);
+    assert_eq!(
+        rebuilt
+            .vectors
+            .nearest_by_graph(&first, 1, &|_| true)
+            .unwrap()[0]
+            .0,
+        0
+    );
 }
 
 #[test]
@@ -214,11 +241,13 @@ fn hnsw_neighbours_match_exact_search() {
         iret_embed::normalize(&mut v);
         data.extend(v);
     }
-    let mut vectors = iret_index::vectors::Vectors::new(dims, data);
-    vectors.build_graph();
+    let mut built = iret_index::vectors::VectorsBuilder::new(dims, data);
+    built.build_graph();
+    // Searched as a served index walks it: the adjacency tables, not hnsw_rs.
+    let vectors = built.freeze();
     let mut hits = 0;
     for q in 0..50 {
-        let query = vectors.get(q * 7).to_vec();
+        let query = vectors.row(q * 7);
         let exact: Vec<usize> = vectors
             .exact(&query, 20, &|_| true)
             .into_iter()

@@ -182,7 +182,7 @@ fn version_folders(index: &Index) -> Vec<(String, Vec<u32>)> {
 
 fn definers(index: &Index) -> HashMap<String, Vec<u32>> {
     let mut out: HashMap<String, Vec<u32>> = HashMap::new();
-    for c in &index.chunks {
+    for c in index.chunks.iter() {
         for d in &c.defines {
             let files = out.entry(d.to_lowercase()).or_default();
             if files.last() != Some(&c.file) {

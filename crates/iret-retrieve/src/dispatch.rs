@@ -20,7 +20,7 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> anyhow::Resu
         .enumerate()
         .map(|(i, f)| state.scope.allows(&f.path) && !state.excluded.contains(&(i as u32)))
         .collect();
-    let allow_chunk = |c: usize| allowed[index.chunks[c].file as usize];
+    let allow_chunk = |c: usize| allowed[index.chunks.get(c).file as usize];
     let vector_hits = vector_leg(corpus, state, params, &allow_chunk)?;
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
     let is_static = iret_embed::is_static_model(index.manifest.vectors_model());
@@ -84,7 +84,7 @@ fn served_leg(
         .nearest
         .nearest(&state.embedding, 2 * k)
         .map_err(|e| anyhow::anyhow!("store: {e}"))?;
-    let score = |c: usize| (c, iret_embed::dot(&state.embedding, index.vectors.get(c)));
+    let score = |c: usize| (c, index.vectors.dot(c, &state.embedding));
     let mut hits: Vec<(usize, f32)> = proposed
         .iter()
         .filter_map(|(key, _)| served.chunk(key))
@@ -180,7 +180,7 @@ fn add_pointed(
             if state.embedding.is_empty() {
                 0.0
             } else {
-                iret_embed::dot(&state.embedding, index.vectors.get(c))
+                index.vectors.dot(c, &state.embedding)
             }
         };
         let best = range
@@ -205,7 +205,7 @@ fn add_pointed(
 fn by_file(index: &Index, hits: Vec<ChunkHit>) -> HashMap<u32, Vec<ChunkHit>> {
     let mut out: HashMap<u32, Vec<ChunkHit>> = HashMap::new();
     for hit in hits {
-        out.entry(index.chunks[hit.chunk as usize].file)
+        out.entry(index.chunks.get(hit.chunk as usize).file)
             .or_default()
             .push(hit);
     }
@@ -238,7 +238,7 @@ fn fuse(
         if state.embedding.is_empty() {
             0.0
         } else {
-            iret_embed::dot(&state.embedding, index.vectors.get(c))
+            index.vectors.dot(c, &state.embedding)
         }
     };
     let (cos_hi, cos_lo) = match (vector.first(), vector.last()) {

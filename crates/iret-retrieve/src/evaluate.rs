@@ -87,7 +87,7 @@ impl FileTokens {
             let files = index
                 .bm25
                 .docs_with(term)
-                .map(|c| index.chunks[c as usize].file)
+                .map(|c| index.chunks.get(c as usize).file)
                 .collect();
             self.0.insert(term.to_string(), files);
         }
@@ -122,7 +122,7 @@ impl Evaluator<'_> {
                     0.0
                 } else {
                     range
-                        .map(|c| iret_embed::dot(self.task_embedding, self.index.vectors.get(c)))
+                        .map(|c| self.index.vectors.dot(c, self.task_embedding))
                         .fold(f32::MIN, f32::max)
                 };
                 let ceil = self.params.similarity_ceiling;
@@ -236,11 +236,11 @@ fn reason(index: &Index, hit: &FileHit, sim: f32, covered: &[&String], cycle: us
         parts.push("connected to a relevant file".into());
     }
     if let Some(best) = hit.chunks.first() {
-        let c = &index.chunks[best.chunk as usize];
+        let c = &index.chunks.get(best.chunk as usize);
         let what = if c.symbol.is_empty() {
             format!("lines {}-{}", c.start_line, c.end_line)
         } else {
-            c.symbol.clone()
+            c.symbol.to_string()
         };
         let leg = match best.leg {
             Leg::Both => "vector+keyword",

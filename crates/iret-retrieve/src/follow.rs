@@ -75,7 +75,7 @@ pub fn definitions_called(
         let Some(best) = e.chunks.first() else {
             continue;
         };
-        let text = &index.chunks[best.chunk as usize].text;
+        let text = &index.chunks.get(best.chunk as usize).text;
         for name in callees(text) {
             if !spoken_of(name, task_terms) {
                 continue;

@@ -9,7 +9,7 @@
 //! scores into bonuses. An index without history has no facts and every score is 0.
 use crate::params::Params;
 use crate::query::evidence::issue_refs;
-use iret_index::bm25::{Bm25, Bm25Params};
+use iret_index::bm25::{Bm25, Bm25Builder, Bm25Params};
 use iret_index::tokens::tokenize;
 use iret_index::Index;
 use std::collections::HashMap;
@@ -111,8 +111,8 @@ impl HistoryFacts {
             summaries: (0..h.commits.len())
                 .map(|c| h.summary(c).to_string())
                 .collect(),
-            messages: Bm25::build(&tokens),
-            file_messages: Bm25::build(&file_docs),
+            messages: Bm25Builder::build(&tokens).freeze(),
+            file_messages: Bm25Builder::build(&file_docs).freeze(),
             file_commits,
             commit_files,
             fixes,

@@ -30,7 +30,7 @@ impl ImportGraph {
                 let mut names: Vec<String> = if f.chunk_count == 0 {
                     Vec::new()
                 } else {
-                    module_names(&index.chunks[f.first_chunk as usize].text)
+                    module_names(index.chunks.get(f.first_chunk as usize).text)
                         .into_iter()
                         .map(normalise)
                         .collect()

@@ -370,7 +370,7 @@ impl<'a> Refiner<'a> {
         });
         let imports = &self.corpus.facts.imports;
         if let Some(best) = e.chunks.first() {
-            let code = code_lines(&index.chunks[best.chunk as usize].text);
+            let code = code_lines(index.chunks.get(best.chunk as usize).text);
             // An import in the chunk counts like the file head's: only the codebase's own.
             let own = code
                 .lines()
@@ -379,7 +379,7 @@ impl<'a> Refiner<'a> {
         }
         let f = &index.files[e.file as usize];
         if f.chunk_count > 0 {
-            let head = &index.chunks[f.first_chunk as usize].text;
+            let head = &index.chunks.get(f.first_chunk as usize).text;
             seen.extend(
                 import_lines(head)
                     .filter(|l| imports.is_local(l))
@@ -502,7 +502,7 @@ fn feedback_vector(index: &Index, evals: &[Evaluation]) -> Vec<f32> {
         .filter(|e| e.relevance >= 0.5)
         .take(FEEDBACK_FILES)
         .filter_map(|e| e.chunks.first())
-        .map(|c| index.vectors.get(c.chunk as usize).to_vec())
+        .map(|c| index.vectors.row(c.chunk as usize))
         .collect();
     join(&best, 1.0)
 }

@@ -37,7 +37,11 @@ impl Term {
             .score(&terms, params, &|_| true)
             .into_iter()
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
-        Some(Self::in_file(index, index.chunks[doc as usize].file, stem))
+        Some(Self::in_file(
+            index,
+            index.chunks.get(doc as usize).file,
+            stem,
+        ))
     }
 }
 
@@ -57,11 +61,11 @@ fn code_word(index: &Index, file: u32, wanted: &str) -> Option<String> {
         .collect();
     holding.sort_unstable();
     holding.truncate(SPELLING_CHUNKS);
-    let chunks = holding.iter().map(|&c| &index.chunks[c as usize]);
+    let chunks = holding.iter().map(|&c| index.chunks.get(c as usize));
     let mut counts: HashMap<&str, (usize, usize)> = HashMap::new(); // id → (count, first seen)
     let mut seen = 0;
     for c in chunks {
-        for id in identifiers(&c.text) {
+        for id in identifiers(c.text) {
             if id.len() > 48 {
                 continue;
             }

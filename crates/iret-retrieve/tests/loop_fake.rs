@@ -278,9 +278,9 @@ fn a_qualified_name_is_answered_by_the_chunk_defining_its_last_part() {
     let out = single_shot(&index, "Sinatra::Helpers");
     let best = &out.evaluated[0];
     assert_eq!(best.path, "lib/sinatra/base.rb");
-    let first = &index.index.chunks[best.chunks[0].chunk as usize];
+    let first = index.index.chunks.get(best.chunks[0].chunk as usize);
     assert!(
-        first.defines.iter().any(|d| d == "Helpers"),
+        first.defines.contains(&"Helpers"),
         "the Helpers chunk leads, not the Sinatra one: {first:?}"
     );
 }

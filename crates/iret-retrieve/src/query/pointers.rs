@@ -231,8 +231,8 @@ fn holding_message(corpus: &Corpus, fragment: &str) -> Vec<u32> {
 fn files_holding(corpus: &Corpus, chunks: &[u32], holds: &dyn Fn(&str) -> bool) -> Vec<u32> {
     let mut found: Vec<u32> = chunks
         .iter()
-        .map(|&c| &corpus.index.chunks[c as usize])
-        .filter(|c| holds(&c.text))
+        .map(|&c| corpus.index.chunks.get(c as usize))
+        .filter(|c| holds(c.text))
         .map(|c| c.file)
         .collect();
     found.sort_unstable();
@@ -353,9 +353,9 @@ fn add_definers(
 fn as_written(corpus: &Corpus, files: &[u32], exact: &str) -> Vec<u32> {
     let index = &corpus.index;
     let defines_exact = |&f: &u32| {
-        index.chunks[chunk_range(index, f)]
-            .iter()
-            .any(|c| c.defines.iter().any(|d| d == exact))
+        chunk_range(index, f)
+            .map(|c| index.chunks.get(c))
+            .any(|c| c.defines.contains(&exact))
     };
     let exact: Vec<u32> = files.iter().copied().filter(defines_exact).collect();
     if exact.is_empty() {

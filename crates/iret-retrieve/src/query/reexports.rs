@@ -62,9 +62,8 @@ fn module_file(corpus: &Corpus, stem: &str) -> Option<u32> {
 /// The module spec of the `from X import …` in `file` that imports `name` (as itself or
 /// under that name with `as`).
 fn imported_from(corpus: &Corpus, file: u32, name: &str) -> Option<String> {
-    let text: String = corpus.index.chunks[chunk_range(&corpus.index, file)]
-        .iter()
-        .map(|c| c.text.as_str())
+    let text: String = chunk_range(&corpus.index, file)
+        .map(|c| corpus.index.chunks.get(c).text)
         .collect::<Vec<_>>()
         .join("\n");
     from_imports(&text)

@@ -8,7 +8,7 @@ use iret_index::Index;
 /// The query identifiers (lower-case) that `file` defines.
 pub fn defined(index: &Index, file: u32, identifiers: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for c in &index.chunks[chunk_range(index, file)] {
+    for c in chunk_range(index, file).map(|c| index.chunks.get(c)) {
         for d in &c.defines {
             let dl = d.to_lowercase();
             if identifiers.contains(&dl) && !out.contains(&dl) {
@@ -30,7 +30,9 @@ pub fn lead_with_definition(
     chunks: &mut Vec<ChunkHit>,
 ) {
     let specificity = |c: usize| {
-        index.chunks[c]
+        index
+            .chunks
+            .get(c)
             .defines
             .iter()
             .filter_map(|d| {
@@ -55,7 +57,7 @@ pub fn lead_with_definition(
             let cosine = if embedding.is_empty() {
                 0.0
             } else {
-                iret_embed::dot(embedding, index.vectors.get(def))
+                index.vectors.dot(def, embedding)
             };
             let score = chunks.first().map_or(0.0, |c| c.score);
             chunks.insert(

@@ -1,0 +1,206 @@
+//! The chunk table: every chunk's file, lines, symbol, definitions and text.
+//!
+//! A build holds [`ChunkEntry`] values; a generation stores them as one record each
+//! (postcard) in `chunks.dat`, with the offset of every record in `chunks.off`, and a
+//! served index reads a record only when a query asks for that chunk ([`Chunks::get`]:
+//! a [`Chunk`] borrowing its strings from the mapped file).
+use crate::mapped::{put_u64s, u64_at, Bytes};
+use crate::store::{corrupt, io_err, StoreError};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChunkEntry {
+    pub file: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    pub symbol: String,
+    pub defines: Vec<String>,
+    pub text: String,
+}
+
+/// A chunk as a served index reads it (the same record as [`ChunkEntry`], borrowed).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Chunk<'a> {
+    pub file: u32,
+    pub start_line: u32,
+    pub end_line: u32,
+    #[serde(borrow)]
+    pub symbol: &'a str,
+    #[serde(borrow)]
+    pub defines: Vec<&'a str>,
+    #[serde(borrow)]
+    pub text: &'a str,
+}
+
+impl Chunk<'_> {
+    pub fn to_entry(&self) -> ChunkEntry {
+        ChunkEntry {
+            file: self.file,
+            start_line: self.start_line,
+            end_line: self.end_line,
+            symbol: self.symbol.to_string(),
+            defines: self.defines.iter().map(|d| d.to_string()).collect(),
+            text: self.text.to_string(),
+        }
+    }
+}
+
+const DATA_FILE: &str = "chunks.dat";
+const OFFSETS_FILE: &str = "chunks.off";
+
+pub struct Chunks {
+    data: Bytes,
+    /// `len + 1` little-endian u64s: where each record starts, then the end.
+    offsets: Bytes,
+    len: usize,
+}
+
+impl Chunks {
+    /// The chunk table of a generation, checked to hold `expected` records that tile
+    /// the data file.
+    pub fn open(dir: &Path, expected: usize) -> Result<Self, StoreError> {
+        let data_path = dir.join(DATA_FILE);
+        let chunks = Self::from_bytes(
+            Bytes::open(&data_path, true)?,
+            Bytes::open(&dir.join(OFFSETS_FILE), false)?,
+        )
+        .map_err(|why| corrupt(&data_path, why))?;
+        if chunks.len != expected {
+            return Err(corrupt(
+                &data_path,
+                "the chunk table and the manifest disagree",
+            ));
+        }
+        Ok(chunks)
+    }
+
+    fn from_bytes(data: Bytes, offsets: Bytes) -> Result<Self, &'static str> {
+        if !offsets.len().is_multiple_of(8) || offsets.is_empty() {
+            return Err("the chunk offsets are truncated");
+        }
+        let len = offsets.len() / 8 - 1;
+        let mut last = 0;
+        for i in 0..=len {
+            let at = u64_at(&offsets, i);
+            if at < last || (i == 0 && at != 0) {
+                return Err("the chunk offsets are out of order");
+            }
+            last = at;
+        }
+        if last != data.len() as u64 {
+            return Err("the chunk records and their offsets disagree");
+        }
+        Ok(Self { data, offsets, len })
+    }
+
+    /// The records and offsets of `entries`.
+    fn encode(entries: &[ChunkEntry]) -> (Vec<u8>, Vec<u8>) {
+        let mut data = Vec::new();
+        let mut offsets = Vec::with_capacity(8 * (entries.len() + 1));
+        put_u64s(&mut offsets, [0]);
+        for e in entries {
+            data = postcard::to_extend(e, data).expect("a chunk serialises");
+            put_u64s(&mut offsets, [data.len() as u64]);
+        }
+        (data, offsets)
+    }
+
+    /// The table of `entries`, in memory.
+    pub fn from_entries(entries: &[ChunkEntry]) -> Self {
+        let (data, offsets) = Self::encode(entries);
+        Self::from_bytes(Bytes::Owned(data), Bytes::Owned(offsets))
+            .expect("a table just encoded reads back")
+    }
+
+    /// Writes the table of `entries` into a generation's folder.
+    pub fn write(dir: &Path, entries: &[ChunkEntry]) -> Result<(), StoreError> {
+        let (data, offsets) = Self::encode(entries);
+        for (name, bytes) in [(DATA_FILE, data), (OFFSETS_FILE, offsets)] {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(io_err(&path))?;
+        }
+        Ok(())
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Chunk `i` (panics past the end, like a slice). A record that does not decode
+    /// (a damaged file whose size is intact) reads as an empty chunk of file 0.
+    pub fn get(&self, i: usize) -> Chunk<'_> {
+        assert!(i < self.len, "chunk {i} of {}", self.len);
+        let (start, end) = (u64_at(&self.offsets, i), u64_at(&self.offsets, i + 1));
+        postcard::from_bytes(&self.data[start as usize..end as usize]).unwrap_or_default()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Chunk<'_>> + '_ {
+        (0..self.len).map(|i| self.get(i))
+    }
+
+    /// Every chunk, owned (a build updating this table).
+    pub fn to_vec(&self) -> Vec<ChunkEntry> {
+        self.iter().map(|c| c.to_entry()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(file: u32, text: &str, defines: &[&str]) -> ChunkEntry {
+        ChunkEntry {
+            file,
+            start_line: file + 1,
+            end_line: file + 3,
+            symbol: format!("sym{file}"),
+            defines: defines.iter().map(|d| d.to_string()).collect(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn records_read_back_from_disk_one_at_a_time() {
+        let entries = vec![
+            entry(0, "fn a() {}", &["a"]),
+            entry(1, "", &[]),
+            entry(1, "é ü \n tabs\t", &["b", "c"]),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        Chunks::write(dir.path(), &entries).unwrap();
+        let chunks = Chunks::open(dir.path(), 3).unwrap();
+        assert_eq!(chunks.len(), 3);
+        let c = chunks.get(2);
+        assert_eq!((c.file, c.start_line, c.end_line), (1, 2, 4));
+        assert_eq!((c.symbol, c.text), ("sym1", "é ü \n tabs\t"));
+        assert_eq!(c.defines, ["b", "c"]);
+        let back = chunks.to_vec();
+        assert_eq!(back.len(), 3);
+        assert_eq!(back[0].defines, ["a"]);
+        assert_eq!(Chunks::from_entries(&entries).get(0).text, "fn a() {}");
+        assert!(Chunks::open(dir.path(), 4).is_err(), "count checked");
+    }
+
+    #[test]
+    fn truncated_or_disordered_tables_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        Chunks::write(dir.path(), &[entry(0, "x", &[]), entry(0, "y", &[])]).unwrap();
+        let data = dir.path().join(DATA_FILE);
+        let bytes = std::fs::read(&data).unwrap();
+        std::fs::write(&data, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(Chunks::open(dir.path(), 2).is_err());
+        std::fs::write(&data, &bytes).unwrap();
+        let offsets = dir.path().join(OFFSETS_FILE);
+        let mut off = std::fs::read(&offsets).unwrap();
+        off.swap(8, 16);
+        std::fs::write(&offsets, &off).unwrap();
+        assert!(Chunks::open(dir.path(), 2).is_err());
+        std::fs::write(&offsets, b"short").unwrap();
+        assert!(Chunks::open(dir.path(), 2).is_err());
+    }
+}
