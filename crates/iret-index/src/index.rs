@@ -2,6 +2,7 @@
 //! vocabulary, history) read whole, the large ones (chunks, keywords, vectors) mapped.
 use crate::bm25::{Bm25, Bm25Builder};
 pub use crate::chunks::{Chunk, ChunkEntry, Chunks};
+use crate::definitions::Definitions;
 use crate::history::{History, HISTORY_FILE};
 use crate::store::{load_bin, save_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::vectors::{Vectors, VectorsBuilder};
@@ -143,6 +144,8 @@ pub struct Index {
     pub chunks: Chunks,
     pub vectors: Vectors,
     pub bm25: Bm25,
+    /// Which files define a name.
+    pub definitions: Definitions,
     pub vocab: Vocab,
     /// The repository's history up to the indexed HEAD (empty outside git).
     pub history: History,
@@ -193,6 +196,7 @@ impl Index {
         let files: Vec<FileEntry> = load_bin(&gen.join("files.bin"))?;
         let chunks = Chunks::open(&gen, manifest.chunks)?;
         let bm25 = Bm25::open(&gen)?;
+        let definitions = Definitions::open(&gen)?;
         let vocab: Vocab = load_bin(&gen.join("vocab.bin"))?;
         if bm25.num_docs() != chunks.len() {
             return Err(corrupt("chunk, vector and keyword tables disagree".into()));
@@ -217,6 +221,7 @@ impl Index {
             chunks,
             vectors,
             bm25,
+            definitions,
             vocab,
             history,
         })
@@ -256,6 +261,7 @@ pub(crate) fn write_generation(
     save_bin(&dir.join("files.bin"), &t.files)?;
     Chunks::write(dir, t.chunks)?;
     t.bm25.write(dir)?;
+    Definitions::write(dir, t.chunks)?;
     save_bin(&dir.join("vocab.bin"), t.vocab)?;
     save_bin(&dir.join(TERMS_FILE), t.terms)?;
     save_bin(&dir.join(HISTORY_FILE), t.history)?;

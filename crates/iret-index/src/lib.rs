@@ -3,6 +3,7 @@
 pub mod bm25;
 pub mod cache;
 pub mod chunks;
+pub mod definitions;
 mod graph;
 pub mod history;
 pub mod index;

@@ -111,8 +111,6 @@ pub struct Facts {
     /// `parent/` → the versions found as `parent/vN/` folders.
     versions: Vec<(String, Vec<u32>)>,
     pub imports: ImportGraph,
-    /// A defined name (lower-case) → the files defining it.
-    definers: HashMap<String, Vec<u32>>,
     /// The repository's history (empty outside git).
     pub history: HistoryFacts,
 }
@@ -122,14 +120,8 @@ impl Facts {
         Self {
             versions: version_folders(index),
             imports: ImportGraph::of(index),
-            definers: definers(index),
             history: HistoryFacts::of(index),
         }
-    }
-
-    /// The files that define `name` (lower-case), if any does.
-    pub fn definers(&self, name: &str) -> Option<&[u32]> {
-        self.definers.get(name).map(Vec::as_slice)
     }
 
     /// Folders of superseded versions: `v3/` when a sibling `v4/` exists (zod keeps v3
@@ -177,18 +169,5 @@ fn version_folders(index: &Index) -> Vec<(String, Vec<u32>)> {
         .map(|(parent, vs)| (parent.to_string(), vs))
         .collect();
     out.sort();
-    out
-}
-
-fn definers(index: &Index) -> HashMap<String, Vec<u32>> {
-    let mut out: HashMap<String, Vec<u32>> = HashMap::new();
-    for c in index.chunks.iter() {
-        for d in &c.defines {
-            let files = out.entry(d.to_lowercase()).or_default();
-            if files.last() != Some(&c.file) {
-                files.push(c.file);
-            }
-        }
-    }
     out
 }

@@ -80,13 +80,13 @@ pub fn definitions_called(
             if !spoken_of(name, task_terms) {
                 continue;
             }
-            let Some(files) = corpus.facts.definers(&name.to_lowercase()) else {
+            let Some(files) = corpus.index.definitions.files(&name.to_lowercase()) else {
                 continue;
             };
             if files.len() > MAX_CALLEE_DEFINERS || files.iter().any(|f| own.contains(f)) {
                 continue;
             }
-            for &f in files {
+            for f in files {
                 if !out.contains(&f) {
                     out.push(f);
                 }

@@ -286,13 +286,13 @@ fn raises(corpus: &Corpus, evidence: &Evidence) -> HashMap<u32, f32> {
 
 fn defines(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
     for name in &evidence.names {
-        let Some(files) = corpus.facts.definers(name) else {
+        let Some(files) = corpus.index.definitions.files(name) else {
             continue;
         };
         if files.len() > MAX_DEFINERS {
             continue;
         }
-        add_definers(&mut p.defines, &mut p.defined_names, files, name);
+        add_definers(&mut p.defines, &mut p.defined_names, &files, name);
     }
 }
 
@@ -302,10 +302,10 @@ fn defines(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
 /// imports (`xr.where`, `import xarray as xr`), to the file the package re-exports it from.
 fn titled(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
     for t in &evidence.title {
-        let Some(all) = corpus.facts.definers(&t.name) else {
+        let Some(all) = corpus.index.definitions.files(&t.name) else {
             continue;
         };
-        let mut files = as_written(corpus, all, &t.exact);
+        let mut files = as_written(corpus, &all, &t.exact);
         if let Some(q) = &t.qualifier {
             let module = evidence
                 .aliases
@@ -314,7 +314,7 @@ fn titled(corpus: &Corpus, evidence: &Evidence, p: &mut Pointers) {
                 .map_or(q.as_str(), |(_, m)| m.as_str());
             if let Some(file) = super::reexports::defining_file(corpus, module, &t.name) {
                 files = vec![file];
-            } else if let Some(owners) = corpus.facts.definers(q) {
+            } else if let Some(owners) = corpus.index.definitions.files(q) {
                 let both: Vec<u32> = files
                     .iter()
                     .copied()

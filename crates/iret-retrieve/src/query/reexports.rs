@@ -17,8 +17,9 @@ pub fn defining_file(corpus: &Corpus, module: &str, name: &str) -> Option<u32> {
         let target = resolve(&dir, &source)?;
         let file = module_file(corpus, &target)?;
         if corpus
-            .facts
-            .definers(name)
+            .index
+            .definitions
+            .files(name)
             .is_some_and(|d| d.contains(&file))
         {
             return Some(file);
