@@ -180,6 +180,7 @@ impl Index {
     /// the files a query reads are checked, the small tables read, the large ones mapped.
     /// (hnsw_rs's dump is read only by the next build, which rebuilds a damaged graph.)
     fn open_generation(gen: PathBuf, manifest: Manifest) -> Result<Self, StoreError> {
+        let mut phases = crate::profile::Phases::new();
         let corrupt = |reason: String| StoreError::Corrupt {
             path: gen.clone(),
             reason,
@@ -214,6 +215,7 @@ impl Index {
         } else {
             History::default()
         };
+        phases.mark("index: open");
         Ok(Self {
             generation: gen,
             manifest,

@@ -471,13 +471,12 @@ fn update_terms(terms: &mut TermCounts, asm: &Assembly) -> Vec<(String, u32)> {
     for words in &asm.removed_words {
         terms.remove(words);
     }
-    let added: Vec<Vec<String>> = asm
-        .new_chunks()
-        .par_iter()
-        .map(|c| chunk_words(&c.text))
-        .collect();
-    for words in added {
-        terms.add(words);
+    // In batches: the words of every chunk of a large tree at once would take gigabytes.
+    for batch in asm.new_chunks().chunks(crate::update::TOKEN_BATCH) {
+        let added: Vec<Vec<String>> = batch.par_iter().map(|c| chunk_words(&c.text)).collect();
+        for words in added {
+            terms.add(words);
+        }
     }
     terms.top(MAX_TERMS)
 }

@@ -334,18 +334,19 @@ pub(crate) fn carry_vocab(
     vocab
 }
 
+/// Chunks tokenized at once (in parallel) before their tokens are counted: the tokens of
+/// every chunk of a large tree at once would take gigabytes (the Linux kernel's 802k
+/// chunks: several).
+pub(crate) const TOKEN_BATCH: usize = 16_384;
+
 /// Keyword postings: the previous ones renumbered (gone chunks dropped), then the new
-/// chunks appended.
+/// chunks appended (tokenized a batch at a time; the postings are the same).
 pub(crate) fn update_bm25(
     old: Option<Bm25Builder>,
     remap: &[Option<u32>],
     files: &[FileEntry],
     new_chunks: &[ChunkEntry],
 ) -> Bm25Builder {
-    let docs: Vec<Vec<String>> = new_chunks
-        .par_iter()
-        .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
-        .collect();
     let mut bm25 = match old {
         Some(mut b) => {
             b.retain_remap(remap);
@@ -353,7 +354,13 @@ pub(crate) fn update_bm25(
         }
         None => Bm25Builder::default(),
     };
-    bm25.extend(&docs);
+    for batch in new_chunks.chunks(TOKEN_BATCH) {
+        let docs: Vec<Vec<String>> = batch
+            .par_iter()
+            .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
+            .collect();
+        bm25.extend(&docs);
+    }
     bm25
 }
 

@@ -202,12 +202,12 @@ impl VectorsBuilder {
             .hnsw
             .as_ref()
             .map(|h| Graph::from_bytes(graph::encode(h, &self.slots, self.dims), self.dims));
-        Vectors {
-            dims: self.dims,
-            rows: Bytes::Owned(crate::store::f16_bytes(&self.data)),
-            len: self.len(),
+        Vectors::new(
+            self.dims,
+            Bytes::Owned(crate::store::f16_bytes(&self.data)),
+            self.len(),
             graph,
-        }
+        )
     }
 
     /// Reads what [`VectorsBuilder::save`] wrote for `chunks` chunks of `dims` values,
@@ -253,11 +253,16 @@ impl VectorsBuilder {
     }
 }
 
-/// The vectors a served index reads: f16 rows in chunk order and the graph, mapped.
+/// The vectors a served index reads: f16 rows in chunk order and the graph, mapped. Up
+/// to [`EXACT_UP_TO`] chunks, where every query scans every row, the rows are also held
+/// decoded (at most 50,000 × 384 f32s, 77 MB): the scan then costs what it did when
+/// indexes were loaded whole.
 pub struct Vectors {
     pub dims: usize,
     /// Little-endian f16 values, `dims` per chunk.
     rows: Bytes,
+    /// The rows as f32, for an index small enough to be scanned.
+    decoded: Option<Vec<f32>>,
     len: usize,
     graph: Option<Graph>,
 }
@@ -276,12 +281,23 @@ impl Vectors {
         } else {
             None
         };
-        Ok(Self {
+        Ok(Self::new(dims, rows, chunks, graph))
+    }
+
+    fn new(dims: usize, rows: Bytes, len: usize, graph: Option<Graph>) -> Self {
+        let mut vectors = Self {
             dims,
             rows,
-            len: chunks,
+            decoded: None,
+            len,
             graph,
-        })
+        };
+        if len <= EXACT_UP_TO {
+            let mut all = vec![0f32; len * dims];
+            convert(&vectors.rows, &mut all);
+            vectors.decoded = Some(all);
+        }
+        vectors
     }
 
     pub fn len(&self) -> usize {
@@ -299,9 +315,10 @@ impl Vectors {
 
     /// Row `i` into `out` (`dims` values).
     fn read(&self, i: usize, out: &mut [f32]) {
-        let bytes = &self.rows[2 * i * self.dims..2 * (i + 1) * self.dims];
-        for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
-            *x = f16::from_le_bytes([b[0], b[1]]).to_f32();
+        let (from, to) = (i * self.dims, (i + 1) * self.dims);
+        match &self.decoded {
+            Some(all) => out.copy_from_slice(&all[from..to]),
+            None => convert(&self.rows[2 * from..2 * to], out),
         }
     }
 
@@ -314,6 +331,9 @@ impl Vectors {
 
     /// `query · row i` (the same sum as [`iret_embed::dot`] of the two).
     pub fn dot(&self, i: usize, query: &[f32]) -> f32 {
+        if let Some(all) = &self.decoded {
+            return iret_embed::dot(query, &all[i * self.dims..(i + 1) * self.dims]);
+        }
         const STACK: usize = 1024;
         if self.dims <= STACK {
             let mut buf = [0f32; STACK];
@@ -406,6 +426,24 @@ pub fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
         hits.truncate(k);
     }
     hits.sort_by(order);
+}
+
+/// Little-endian f16 `bytes` into `out` (F16C where the CPU has it, on a little-endian
+/// machine whose bytes are aligned, as a mapped file's are).
+fn convert(bytes: &[u8], out: &mut [f32]) {
+    #[cfg(target_endian = "little")]
+    {
+        // SAFETY: every bit pattern is a valid u16.
+        let (head, bits, tail) = unsafe { bytes.align_to::<u16>() };
+        if head.is_empty() && tail.is_empty() {
+            use half::slice::HalfBitsSliceExt;
+            bits.reinterpret_cast::<f16>().convert_to_f32_slice(out);
+            return;
+        }
+    }
+    for (x, b) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+        *x = f16::from_le_bytes([b[0], b[1]]).to_f32();
+    }
 }
 
 /// hnsw_rs's tag before the data file's header and before each point's vector.

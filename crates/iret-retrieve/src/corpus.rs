@@ -117,10 +117,17 @@ pub struct Facts {
 
 impl Facts {
     pub fn of(index: &Index) -> Self {
+        let mut phases = iret_index::profile::Phases::new();
+        let versions = version_folders(index);
+        phases.mark("facts: versions");
+        let imports = ImportGraph::of(index);
+        phases.mark("facts: imports");
+        let history = HistoryFacts::of(index);
+        phases.mark("facts: history");
         Self {
-            versions: version_folders(index),
-            imports: ImportGraph::of(index),
-            history: HistoryFacts::of(index),
+            versions,
+            imports,
+            history,
         }
     }
 
