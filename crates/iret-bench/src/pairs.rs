@@ -91,7 +91,7 @@ impl PairSink {
         for c in chosen {
             let v = index.vectors.row(c);
             let key = sink.vector(&v)?;
-            let path = index.files[index.chunks.get(c).file as usize].path.as_str();
+            let path = index.files[index.chunks.file(c) as usize].path.as_str();
             let f = match files.iter().position(|p| *p == path) {
                 Some(i) => i,
                 None => {

@@ -105,7 +105,7 @@ fn users_of_definitions(corpus: &Corpus, file: u32, chunks: &[usize]) -> HashMap
             .score(&[(term, 1.0)], Bm25Params { k1: 1.2, b: 0.75 }, &|_| true);
         let mut files: Vec<u32> = docs
             .iter()
-            .map(|(d, _)| index.chunks.get(*d as usize).file)
+            .map(|(d, _)| index.chunks.file(*d as usize))
             .filter(|&f| f != file)
             .collect();
         files.sort_unstable();
@@ -132,10 +132,10 @@ fn nearest_files(corpus: &Corpus, file: u32, chunks: &[usize], k: usize) -> Vec<
         }
     }
     iret_embed::normalize(&mut mean);
-    let own = |c: usize| index.chunks.get(c).file != file;
+    let own = |c: usize| index.chunks.file(c) != file;
     let mut best: HashMap<u32, f32> = HashMap::new();
     for (c, cos) in index.vectors.nearest(&mean, 50, &own) {
-        let f = index.chunks.get(c).file;
+        let f = index.chunks.file(c);
         let e = best.entry(f).or_insert(cos);
         *e = e.max(cos);
     }

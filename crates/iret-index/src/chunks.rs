@@ -1,10 +1,11 @@
 //! The chunk table: every chunk's file, lines, symbol, definitions and text.
 //!
 //! A build holds [`ChunkEntry`] values; a generation stores them as one record each
-//! (postcard) in `chunks.dat`, with the offset of every record in `chunks.off`, and a
-//! served index reads a record only when a query asks for that chunk ([`Chunks::get`]:
-//! a [`Chunk`] borrowing its strings from the mapped file).
-use crate::mapped::{put_u64s, u64_at, Bytes};
+//! (postcard) in `chunks.dat`, with the offset of every record in `chunks.off` and each
+//! chunk's file in `chunks.file` (what filters read for every candidate, without the
+//! record), and a served index reads a record only when a query asks for that chunk
+//! ([`Chunks::get`]: a [`Chunk`] borrowing its strings from the mapped file).
+use crate::mapped::{put_u32s, put_u64s, u32_at, u64_at, Bytes};
 use crate::store::{corrupt, io_err, StoreError};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -48,11 +49,14 @@ impl Chunk<'_> {
 
 const DATA_FILE: &str = "chunks.dat";
 const OFFSETS_FILE: &str = "chunks.off";
+const FILES_FILE: &str = "chunks.file";
 
 pub struct Chunks {
     data: Bytes,
     /// `len + 1` little-endian u64s: where each record starts, then the end.
     offsets: Bytes,
+    /// `len` little-endian u32s: each chunk's file.
+    files: Bytes,
     len: usize,
 }
 
@@ -64,6 +68,7 @@ impl Chunks {
         let chunks = Self::from_bytes(
             Bytes::open(&data_path, true)?,
             Bytes::open(&dir.join(OFFSETS_FILE), false)?,
+            Bytes::open(&dir.join(FILES_FILE), true)?,
         )
         .map_err(|why| corrupt(&data_path, why))?;
         if chunks.len != expected {
@@ -75,11 +80,14 @@ impl Chunks {
         Ok(chunks)
     }
 
-    fn from_bytes(data: Bytes, offsets: Bytes) -> Result<Self, &'static str> {
+    fn from_bytes(data: Bytes, offsets: Bytes, files: Bytes) -> Result<Self, &'static str> {
         if !offsets.len().is_multiple_of(8) || offsets.is_empty() {
             return Err("the chunk offsets are truncated");
         }
         let len = offsets.len() / 8 - 1;
+        if files.len() != 4 * len {
+            return Err("the chunk files and offsets disagree");
+        }
         let mut last = 0;
         for i in 0..=len {
             let at = u64_at(&offsets, i);
@@ -91,11 +99,16 @@ impl Chunks {
         if last != data.len() as u64 {
             return Err("the chunk records and their offsets disagree");
         }
-        Ok(Self { data, offsets, len })
+        Ok(Self {
+            data,
+            offsets,
+            files,
+            len,
+        })
     }
 
-    /// The records and offsets of `entries`.
-    fn encode(entries: &[ChunkEntry]) -> (Vec<u8>, Vec<u8>) {
+    /// The records, offsets and files of `entries`.
+    fn encode(entries: &[ChunkEntry]) -> [Vec<u8>; 3] {
         let mut data = Vec::new();
         let mut offsets = Vec::with_capacity(8 * (entries.len() + 1));
         put_u64s(&mut offsets, [0]);
@@ -103,20 +116,30 @@ impl Chunks {
             data = postcard::to_extend(e, data).expect("a chunk serialises");
             put_u64s(&mut offsets, [data.len() as u64]);
         }
-        (data, offsets)
+        let mut files = Vec::with_capacity(4 * entries.len());
+        put_u32s(&mut files, entries.iter().map(|e| e.file));
+        [data, offsets, files]
     }
 
     /// The table of `entries`, in memory.
     pub fn from_entries(entries: &[ChunkEntry]) -> Self {
-        let (data, offsets) = Self::encode(entries);
-        Self::from_bytes(Bytes::Owned(data), Bytes::Owned(offsets))
-            .expect("a table just encoded reads back")
+        let [data, offsets, files] = Self::encode(entries);
+        Self::from_bytes(
+            Bytes::Owned(data),
+            Bytes::Owned(offsets),
+            Bytes::Owned(files),
+        )
+        .expect("a table just encoded reads back")
     }
 
     /// Writes the table of `entries` into a generation's folder.
     pub fn write(dir: &Path, entries: &[ChunkEntry]) -> Result<(), StoreError> {
-        let (data, offsets) = Self::encode(entries);
-        for (name, bytes) in [(DATA_FILE, data), (OFFSETS_FILE, offsets)] {
+        let [data, offsets, files] = Self::encode(entries);
+        for (name, bytes) in [
+            (DATA_FILE, data),
+            (OFFSETS_FILE, offsets),
+            (FILES_FILE, files),
+        ] {
             let path = dir.join(name);
             std::fs::write(&path, bytes).map_err(io_err(&path))?;
         }
@@ -137,6 +160,12 @@ impl Chunks {
         assert!(i < self.len, "chunk {i} of {}", self.len);
         let (start, end) = (u64_at(&self.offsets, i), u64_at(&self.offsets, i + 1));
         postcard::from_bytes(&self.data[start as usize..end as usize]).unwrap_or_default()
+    }
+
+    /// The file of chunk `i`, without reading its record.
+    pub fn file(&self, i: usize) -> u32 {
+        assert!(i < self.len, "chunk {i} of {}", self.len);
+        u32_at(&self.files, i)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Chunk<'_>> + '_ {
@@ -183,6 +212,7 @@ mod tests {
         assert_eq!(back.len(), 3);
         assert_eq!(back[0].defines, ["a"]);
         assert_eq!(Chunks::from_entries(&entries).get(0).text, "fn a() {}");
+        assert_eq!((chunks.file(0), chunks.file(2)), (0, 1));
         assert!(Chunks::open(dir.path(), 4).is_err(), "count checked");
     }
 

@@ -230,7 +230,7 @@ impl Index {
     }
 
     pub fn chunk_path(&self, chunk: usize) -> &str {
-        let file = self.chunks.get(chunk).file as usize;
+        let file = self.chunks.file(chunk) as usize;
         self.files.get(file).map_or("", |f| f.path.as_str())
     }
 }

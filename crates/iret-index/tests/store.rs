@@ -173,6 +173,7 @@ fn missing_and_corrupt_indexes_are_errors_not_panics() {
     for file in [
         "chunks.dat",
         "chunks.off",
+        "chunks.file",
         "bm25.dat",
         "bm25.fst",
         "vectors.f16",

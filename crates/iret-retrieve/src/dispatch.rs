@@ -20,7 +20,7 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> anyhow::Resu
         .enumerate()
         .map(|(i, f)| state.scope.allows(&f.path) && !state.excluded.contains(&(i as u32)))
         .collect();
-    let allow_chunk = |c: usize| allowed[index.chunks.get(c).file as usize];
+    let allow_chunk = |c: usize| allowed[index.chunks.file(c) as usize];
     let vector_hits = vector_leg(corpus, state, params, &allow_chunk)?;
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
     let is_static = iret_embed::is_static_model(index.manifest.vectors_model());
@@ -205,7 +205,7 @@ fn add_pointed(
 fn by_file(index: &Index, hits: Vec<ChunkHit>) -> HashMap<u32, Vec<ChunkHit>> {
     let mut out: HashMap<u32, Vec<ChunkHit>> = HashMap::new();
     for hit in hits {
-        out.entry(index.chunks.get(hit.chunk as usize).file)
+        out.entry(index.chunks.file(hit.chunk as usize))
             .or_default()
             .push(hit);
     }

@@ -87,7 +87,7 @@ impl FileTokens {
             let files = index
                 .bm25
                 .docs_with(term)
-                .map(|c| index.chunks.get(c as usize).file)
+                .map(|c| index.chunks.file(c as usize))
                 .collect();
             self.0.insert(term.to_string(), files);
         }

@@ -37,11 +37,7 @@ impl Term {
             .score(&terms, params, &|_| true)
             .into_iter()
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))?;
-        Some(Self::in_file(
-            index,
-            index.chunks.get(doc as usize).file,
-            stem,
-        ))
+        Some(Self::in_file(index, index.chunks.file(doc as usize), stem))
     }
 }
 

@@ -20,7 +20,7 @@ impl Shelf {
     /// The chunks of `index` whose file `keep` accepts.
     fn of(index: &Index, keep: impl Fn(&str) -> bool) -> Arc<Self> {
         let records = (0..index.chunks.len())
-            .filter(|&c| keep(&index.files[index.chunks.get(c).file as usize].path))
+            .filter(|&c| keep(&index.files[index.chunks.file(c) as usize].path))
             .map(|c| {
                 (
                     iret_index::remote::chunk_key(index, c),
