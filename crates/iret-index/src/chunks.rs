@@ -133,13 +133,27 @@ impl Chunks {
     }
 
     /// Writes the table of `entries` into a generation's folder.
+    /// Records are streamed to the file (the table of a large tree is as large as its
+    /// source); the offsets and files are written whole.
     pub fn write(dir: &Path, entries: &[ChunkEntry]) -> Result<(), StoreError> {
-        let [data, offsets, files] = Self::encode(entries);
-        for (name, bytes) in [
-            (DATA_FILE, data),
-            (OFFSETS_FILE, offsets),
-            (FILES_FILE, files),
-        ] {
+        let path = dir.join(DATA_FILE);
+        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
+        let mut out = std::io::BufWriter::new(file);
+        let mut offsets = Vec::with_capacity(8 * (entries.len() + 1));
+        put_u64s(&mut offsets, [0]);
+        let mut at = 0u64;
+        let mut record = Vec::new();
+        for e in entries {
+            record.clear();
+            record = postcard::to_extend(e, record).expect("a chunk serialises");
+            std::io::Write::write_all(&mut out, &record).map_err(io_err(&path))?;
+            at += record.len() as u64;
+            put_u64s(&mut offsets, [at]);
+        }
+        std::io::Write::flush(&mut out).map_err(io_err(&path))?;
+        let mut files = Vec::with_capacity(4 * entries.len());
+        put_u32s(&mut files, entries.iter().map(|e| e.file));
+        for (name, bytes) in [(OFFSETS_FILE, offsets), (FILES_FILE, files)] {
             let path = dir.join(name);
             std::fs::write(&path, bytes).map_err(io_err(&path))?;
         }

@@ -666,14 +666,19 @@ fn fetch_remote(
 
 /// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
 fn embed_directly(texts: &[String], embedder: &dyn Embedder) -> Result<Vec<f32>, BuildError> {
-    let batches: Vec<Vec<Vec<f32>>> = texts
-        .par_chunks(BATCH)
-        .map(|b| embedder.embed(&b.iter().map(String::as_str).collect::<Vec<_>>()))
-        .collect::<Result<_, _>>()?;
-    let mut flat = Vec::with_capacity(texts.len() * embedder.dims());
-    for v in batches.into_iter().flatten() {
-        flat.extend(v);
-    }
+    // Into one flat table, each batch writing its own rows (one vector per text at once
+    // would double a large tree's vectors in memory).
+    let dims = embedder.dims();
+    let mut flat = vec![0f32; texts.len() * dims];
+    flat.par_chunks_mut(BATCH * dims.max(1))
+        .zip(texts.par_chunks(BATCH))
+        .try_for_each(|(rows, b)| {
+            let vectors = embedder.embed(&b.iter().map(String::as_str).collect::<Vec<_>>())?;
+            for (row, v) in rows.chunks_exact_mut(dims.max(1)).zip(vectors) {
+                row.copy_from_slice(&v);
+            }
+            Ok::<_, BuildError>(())
+        })?;
     Ok(flat)
 }
 

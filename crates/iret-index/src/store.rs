@@ -295,8 +295,14 @@ pub fn round_f16(v: &mut [f32]) {
     }
 }
 
+/// Streamed a block at a time (a large tree's vectors are hundreds of megabytes).
 pub(crate) fn save_f16(path: &Path, values: &[f32]) -> Result<(), StoreError> {
-    std::fs::write(path, f16_bytes(values)).map_err(io_err(path))
+    let file = File::create(path).map_err(io_err(path))?;
+    let mut w = BufWriter::new(file);
+    for block in values.chunks(1 << 16) {
+        w.write_all(&f16_bytes(block)).map_err(io_err(path))?;
+    }
+    w.flush().map_err(io_err(path))
 }
 
 pub(crate) fn load_f16(path: &Path) -> Result<Vec<f32>, StoreError> {
