@@ -126,6 +126,65 @@ fn search_with_no_index_allowed_says_to_run_iret_index() {
 }
 
 #[test]
+fn a_tree_its_ignore_file_hides_is_explained_and_indexed_with_no_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // Debian's packaged kernel source ignores its whole top level.
+    std::fs::write(root.join(".gitignore"), "*.o\n# packaging\n/*\n!/debian/\n").unwrap();
+    std::fs::create_dir_all(root.join("lib")).unwrap();
+    std::fs::write(
+        root.join("lib/crc32.c"),
+        "unsigned int crc32(const char *p, int n) {\n  return n;\n}\n",
+    )
+    .unwrap();
+    let out = run(iret().arg("index").arg(root));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(".gitignore line 3 (`/*`)") && err.contains("--no-ignore"),
+        "{err}"
+    );
+    // A search says the same instead of an empty answer.
+    let out = run(iret().args(["search", "crc32 checksum", "-C"]).arg(root));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(".gitignore line 3"));
+
+    let out = run(iret().args(["index", "--no-ignore"]).arg(root));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Remembered: a search refreshes the index the same way, status sees nothing stale.
+    let out = run(iret()
+        .args(["search", "crc32 checksum", "--json", "-C"])
+        .arg(root));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        paths(&doc).first().map(String::as_str),
+        Some("lib/crc32.c"),
+        "{doc}"
+    );
+    let out = run(iret().args(["status", "--json"]).arg(root));
+    let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(status["files"], 1, "{status}");
+    assert_eq!(
+        status["added"].as_array().map(Vec::len),
+        Some(0),
+        "{status}"
+    );
+    assert_eq!(status["no_ignore"], true, "{status}");
+    // --ignore goes back to honouring the ignore file.
+    let out = run(iret().args(["index", "--ignore"]).arg(root));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn search_in_a_repository_never_indexed_indexes_it_first() {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&fixture(), dir.path());

@@ -312,6 +312,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     static_tier: false,
                     tier_only_above: None,
                     remote: None,
+                    walk: None,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;

@@ -290,6 +290,26 @@ impl Engine {
         }
     }
 
+    /// [`Engine::fresh`], refused when the index holds no file: the answer says why (an
+    /// ignore file's line, every file skipped) and what to do, instead of an empty list.
+    fn searchable(&self) -> anyhow::Result<(Arc<Corpus>, Freshness)> {
+        let (corpus, freshness) = self.fresh()?;
+        if corpus.index.files.is_empty() {
+            let walk = corpus.index.manifest.walk;
+            let walked = iret_index::walk::walk_with(&self.root, walk);
+            let why =
+                iret_index::walk::why_empty(&self.root, walked.files.len(), &walked.skipped, walk)
+                    .unwrap_or_else(|| {
+                        format!(
+                            "the index of {} holds no file; run `iret index` there",
+                            self.root.display()
+                        )
+                    });
+            anyhow::bail!("{why}");
+        }
+        Ok((corpus, freshness))
+    }
+
     /// Takes the working tree's changes into the index now (the watcher's update, in the
     /// background): the files taken in. Waits for an update another call is making.
     pub fn update(&self) -> anyhow::Result<usize> {
@@ -321,6 +341,7 @@ impl Engine {
             static_tier: true,
             tier_only_above: None,
             remote: self.remote.as_ref().map(|r| r.vectors.clone()),
+            walk: None,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back loaded.
@@ -406,7 +427,7 @@ impl Engine {
         let limit = budget_of(req.budget_tokens)?;
         let (query, mut opts, max_files) = loop_request(req)?;
         opts.ranker = self.ranker.clone();
-        let (corpus, freshness) = self.fresh()?;
+        let (corpus, freshness) = self.searchable()?;
         let outcome = self.outcome(&corpus, &query, &opts)?;
         let (chosen, below_threshold) = choose(&outcome, opts.min_relevance, max_files);
         let files: Vec<FileAnswer> = chosen
@@ -475,7 +496,7 @@ impl Engine {
             include: globs(&req.include)?,
             exclude: globs(&req.exclude)?,
         };
-        let (corpus, freshness) = self.fresh()?;
+        let (corpus, freshness) = self.searchable()?;
         let hits = self.hits(&corpus, &query, &Params::default())?;
         let index = &corpus.index;
         let chunks: Vec<SearchHit> = hits
@@ -514,7 +535,7 @@ impl Engine {
         if !(1..=50).contains(&k) {
             anyhow::bail!("k must be 1 to 50 (got {k})");
         }
-        let (corpus, freshness) = self.fresh()?;
+        let (corpus, freshness) = self.searchable()?;
         let index = &corpus.index;
         let file = index
             .files
@@ -549,6 +570,7 @@ impl Engine {
                 static_tier: true,
                 tier_only_above: None,
                 remote,
+                walk: None,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -790,6 +812,7 @@ fn open_or_build(
             static_tier: true,
             tier_only_above: opts.tier_only_above,
             remote: opts.remote.as_ref().map(|r| r.vectors.clone()),
+            walk: None,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {

@@ -57,6 +57,9 @@ pub struct Manifest {
     /// Commits in the history field (those with files attributed).
     #[serde(default)]
     pub history_commits: usize,
+    /// How the build walked the tree (refreshes walk the same way).
+    #[serde(default)]
+    pub walk: crate::walk::WalkOptions,
 }
 
 impl Manifest {

@@ -12,7 +12,7 @@ use crate::update::{
 };
 use crate::vectors::VectorsBuilder;
 use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
-use crate::walk::{walk, SkipReason, Walked};
+use crate::walk::{walk_with, why_empty, SkipReason, WalkOptions, Walked};
 use iret_chunk::{Limits, CHUNKER_VERSION};
 use iret_embed::Embedder;
 use rayon::prelude::*;
@@ -77,6 +77,9 @@ pub struct BuildOptions {
     /// A shared store asked for the vectors of new texts before the model embeds them
     /// (`iret index --store`): what it holds is not embedded again.
     pub remote: Option<std::sync::Arc<dyn crate::RemoteVectors>>,
+    /// How to walk the tree; `None`: as the live index was built (the default for a new
+    /// one).
+    pub walk: Option<WalkOptions>,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +107,8 @@ pub struct BuildReport {
     /// Texts left to embed: the build stopped at its first tier
     /// ([`BuildOptions::tier_only_above`]); 0 when it embedded everything.
     pub deferred: usize,
+    /// The index holds no file: why, and what to do ([`crate::walk::why_empty`]).
+    pub nothing: Option<String>,
 }
 
 impl BuildReport {
@@ -256,12 +261,21 @@ fn run(
     let mut phases = Phases::new();
     let store = IndexDir::new(index_dir);
     let _lock = store.lock()?;
-    let walked = walk(root);
+    let live_walk = crate::index::live_manifest(index_dir).ok().map(|m| m.walk);
+    let walk_opts = opts.walk.or(live_walk).unwrap_or_default();
+    let walked = walk_with(root, walk_opts);
     phases.mark("walk");
-    let previous = match start_from(root, &store, &walked, embedder, opts, open, started) {
-        Start::UpToDate(done) => return Ok(*done),
-        Start::From(previous) => previous,
-    };
+    let live = store.current().ok();
+    let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
+    // Walked another way than the live index was: its files may differ though none changed.
+    if !opts.force && live_walk.is_none_or(|w| w == walk_opts) {
+        if let Some(mut report) = up_to_date(root, &store, &walked, embedder.model_id(), started) {
+            store.prune_generations();
+            report.nothing = why_empty(root, report.files, &report.skipped, walk_opts);
+            return Ok((report, open));
+        }
+    }
+    let previous = previous_of(&store, embedder, opts, open);
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
@@ -294,6 +308,7 @@ fn run(
         old_terms: &old_terms,
         skipped: &skipped,
         history: &history,
+        walk: walk_opts,
     };
     let (fresh, embedded, fetched, mut notes) = if new.texts.is_empty() {
         (Vec::new(), 0, 0, Vec::new())
@@ -314,18 +329,21 @@ fn run(
     phases.mark("hnsw");
 
     let tables = built.tables(&vocab, &vectors);
-    let manifest = manifest_of(embedder, &tables, &skipped, asm.skipped_files.clone(), 0);
+    let mut manifest = manifest_of(embedder, &tables, &skipped, asm.skipped_files.clone(), 0);
+    manifest.walk = walk_opts;
     let (tmp, manifest) = write_generation(&store, manifest, &tables)?;
     phases.mark("write");
     let generation = store.commit(tmp)?;
     phases.mark("commit");
 
     notes.extend(history_note);
+    let nothing = why_empty(root, asm.files.len(), &skipped, walk_opts);
     let report = BuildReport {
         embedded,
         fetched,
         cached: new.texts.len() - embedded - fetched,
         notes,
+        nothing,
         ..updated(&asm, started, skipped)
     };
     drop((asm, bm25, vectors, vocab, history));
@@ -333,40 +351,20 @@ fn run(
     Ok((report, Some(index)))
 }
 
-/// Where a build starts: nothing to do, or the previous generation to update (`None`: a
-/// cold or forced build).
-enum Start {
-    UpToDate(Box<(BuildReport, Option<Index>)>),
-    From(Option<Box<Previous>>),
-}
-
-/// Reads the previous generation, from `open` when it is still the live one, unless
-/// every file is as the live generation holds it.
-fn start_from(
-    root: &Path,
+/// The previous generation to update, from `open` when it is still the live one (`None`:
+/// a cold or forced build).
+fn previous_of(
     store: &IndexDir,
-    walked: &Walked,
     embedder: &dyn Embedder,
     opts: &BuildOptions,
     open: Option<Index>,
-    started: Instant,
-) -> Start {
-    let live = store.current().ok();
-    let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
-    if !opts.force {
-        if let Some(report) = up_to_date(root, store, walked, embedder.model_id(), started) {
-            store.prune_generations();
-            return Start::UpToDate(Box::new((report, open)));
-        }
+) -> Option<Box<Previous>> {
+    match (opts.force, open) {
+        (true, _) => None,
+        (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
+        (false, None) => Previous::load(&store.dir, embedder.model_id()),
     }
-    Start::From(
-        match (opts.force, open) {
-            (true, _) => None,
-            (false, Some(ix)) => Previous::from_index(ix, embedder.model_id()),
-            (false, None) => Previous::load(&store.dir, embedder.model_id()),
-        }
-        .map(Box::new),
-    )
+    .map(Box::new)
 }
 
 /// The vocabulary and the chunk vectors (graph updated) of the new generation: the old
@@ -413,6 +411,7 @@ fn updated(asm: &Assembly, started: Instant, skipped: BTreeMap<SkipReason, usize
         up_to_date: false,
         notes: Vec::new(),
         deferred: 0,
+        nothing: None,
     }
 }
 
@@ -518,6 +517,7 @@ struct Built<'a> {
     old_terms: &'a HashMap<String, usize>,
     skipped: &'a BTreeMap<SkipReason, usize>,
     history: &'a History,
+    walk: WalkOptions,
 }
 
 impl<'a> Built<'a> {
@@ -747,6 +747,7 @@ fn commit_tier(
     let tables = built.tables(vocab, vectors);
     let skipped_files = built.asm.skipped_files.clone();
     let mut manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
+    manifest.walk = built.walk;
     if let Some(fast) = fast {
         manifest.dims = fast.dims();
         manifest.static_tier = Some(fast.model_id().to_string());
@@ -797,6 +798,7 @@ fn manifest_of(
         static_tier: None,
         history_head: None,
         history_commits: 0,
+        walk: WalkOptions::default(),
     }
 }
 
@@ -871,6 +873,7 @@ fn up_to_date(
         up_to_date: true,
         notes: Vec::new(),
         deferred: 0,
+        nothing: None,
     })
 }
 

@@ -1,7 +1,7 @@
 //! What `iret status` reports: the live index and how far the working tree has moved on.
 use crate::index::Index;
 use crate::store::StoreError;
-use crate::walk::walk;
+use crate::walk::walk_with;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -27,6 +27,8 @@ pub struct Status {
     pub tier: String,
     /// Files (and folders) left out, by reason, when the index was built.
     pub skipped: std::collections::BTreeMap<String, usize>,
+    /// Built with `--no-ignore`: ignore files are not read (refreshes included).
+    pub no_ignore: bool,
     /// The shared embedding cache (None: none yet, unreadable, or not asked for: only
     /// [`status`] reads it; [`status_of`] runs before every refreshing query).
     pub embedding_cache: Option<crate::cache::DbStats>,
@@ -74,7 +76,7 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
 
 /// Status of a loaded index against the working tree (one walk, no index load).
 pub fn status_of(root: &Path, index: &Index) -> Status {
-    let walked = walk(root);
+    let walked = walk_with(root, index.manifest.walk);
     let known: HashMap<&str, (u64, u128)> = index
         .files
         .iter()
@@ -119,6 +121,7 @@ pub fn status_of(root: &Path, index: &Index) -> Status {
         pending_vectors: index.manifest.pending_vectors,
         tier: index.manifest.tier().into(),
         skipped: index.manifest.skipped.clone(),
+        no_ignore: index.manifest.walk.no_ignore,
         embedding_cache: None,
         history: HistoryStatus {
             commits: index.history.commits.len(),

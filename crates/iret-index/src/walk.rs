@@ -197,19 +197,45 @@ impl Overrides {
     }
 }
 
-/// Walks `root`. Paths are sorted, so the index is deterministic.
+/// How the walk treats ignore files. Stored in the index's manifest: the refreshes that
+/// searches, the server and `iret status` make walk as the build did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WalkOptions {
+    /// Ignore files (`.gitignore`, `.ignore`, `.iretignore`, git's excludes) are not
+    /// read (ripgrep's `--no-ignore`); vendored and build folders stay skipped.
+    #[serde(default)]
+    pub no_ignore: bool,
+}
+
+/// Walks `root` honouring its ignore files.
 pub fn walk(root: &Path) -> Walked {
+    walk_with(root, WalkOptions::default())
+}
+
+fn builder(root: &Path, opts: WalkOptions) -> ignore::WalkBuilder {
+    let respect = !opts.no_ignore;
+    let mut b = ignore::WalkBuilder::new(root);
+    b.hidden(true)
+        .follow_links(false)
+        .git_ignore(respect)
+        .git_global(respect)
+        .git_exclude(respect)
+        .ignore(respect)
+        .parents(respect)
+        .require_git(false);
+    if respect {
+        b.add_custom_ignore_filename(".iretignore");
+    }
+    b
+}
+
+/// Walks `root`. Paths are sorted, so the index is deterministic.
+pub fn walk_with(root: &Path, opts: WalkOptions) -> Walked {
     let mut out = Walked::default();
     let overrides = std::sync::Arc::new(Overrides::of(root));
     let folders = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (keep, skipped_folders) = (overrides.clone(), folders.clone());
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .follow_links(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .add_custom_ignore_filename(".iretignore")
+    let walker = builder(root, opts)
         .filter_entry(move |e| {
             let skip = e.file_type().is_some_and(|t| t.is_dir())
                 && e.file_name()
@@ -276,6 +302,105 @@ pub fn walk(root: &Path) -> Walked {
     }
     out.files.sort_by(|a, b| a.rel.cmp(&b.rel));
     out
+}
+
+/// Why a build of `root` has no file to index (`found` files indexed, the others
+/// `skipped`), in words, with what to do: the ignore file and line that excluded the tree
+/// (found by walking it again without ignore files and asking each ignore file above a
+/// source file it skipped), or what every file was skipped as. `None` when files were
+/// found.
+pub fn why_empty(
+    root: &Path,
+    found: usize,
+    skipped: &BTreeMap<SkipReason, usize>,
+    opts: WalkOptions,
+) -> Option<String> {
+    if found > 0 {
+        return None;
+    }
+    let shown = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let root_shown = shown.display();
+    if !opts.no_ignore {
+        let unignored = walk_with(root, WalkOptions { no_ignore: true });
+        if let Some(first) = unignored.files.first() {
+            let n = unignored.files.len();
+            let rule = ignoring_rule(root, &first.abs)
+                .map(|(file, line, pattern)| format!("{file} line {line} (`{pattern}`) ignores"))
+                .unwrap_or_else(|| "ignore files ignore".into());
+            return Some(format!(
+                "nothing to index in {root_shown}: {rule} every source file ({n} found without \
+                 ignore files, such as {}); `iret index --no-ignore` indexes them anyway, or \
+                 remove that line",
+                first.rel
+            ));
+        }
+    }
+    let reasons: Vec<String> = skipped
+        .iter()
+        .filter(|(r, _)| **r != SkipReason::NotSource)
+        .map(|(r, n)| format!("{n} {}", r.label()))
+        .collect();
+    Some(if reasons.is_empty() {
+        format!(
+            "nothing to index in {root_shown}: no source file of a known kind (.{} …) under it",
+            SOURCE_EXTS[..8].join(", .")
+        )
+    } else {
+        let vendored = skipped.contains_key(&SkipReason::Folder)
+            || skipped.contains_key(&SkipReason::Vendored);
+        format!(
+            "nothing to index in {root_shown}: every source file was skipped ({}){}",
+            reasons.join(", "),
+            if vendored {
+                "; a `!` line in the root's .iretignore brings back a vendored folder or \
+                 file (`!vendor/`)"
+            } else {
+                ""
+            }
+        )
+    })
+}
+
+/// The ignore file (relative to `root`), line number and pattern that ignore `path`: the
+/// ignore files of its folders, nearest first, then git's excludes.
+fn ignoring_rule(root: &Path, path: &Path) -> Option<(String, usize, String)> {
+    let mut candidates = Vec::new();
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        for name in [".iretignore", ".ignore", ".gitignore"] {
+            candidates.push(d.join(name));
+        }
+        if d == root {
+            break;
+        }
+        dir = d.parent();
+    }
+    candidates.push(root.join(".git/info/exclude"));
+    for file in candidates.into_iter().filter(|f| f.is_file()) {
+        let base = if file.ends_with(".git/info/exclude") {
+            root.to_path_buf()
+        } else {
+            file.parent()?.to_path_buf()
+        };
+        let mut b = ignore::gitignore::GitignoreBuilder::new(&base);
+        b.add(&file);
+        let Ok(rules) = b.build() else { continue };
+        if let ignore::Match::Ignore(glob) = rules.matched_path_or_any_parents(path, false) {
+            let pattern = glob.original().to_string();
+            let text = std::fs::read_to_string(&file).unwrap_or_default();
+            let line = text
+                .lines()
+                .position(|l| l.trim_end() == pattern)
+                .map_or(0, |i| i + 1);
+            let name = file
+                .strip_prefix(root)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            return Some((name, line, pattern));
+        }
+    }
+    None
 }
 
 /// Reads a found file as text, or says why it is skipped.
@@ -402,5 +527,43 @@ mod tests {
         ));
         assert!(!is_vendored_name("src/migration-2.js"));
         assert!(!is_vendored_name("src/parse-int.js"));
+    }
+
+    #[test]
+    fn an_empty_walk_names_the_ignore_line_or_what_was_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::write(root.join("src/deep/a.py"), "x = 1\n").unwrap();
+        std::fs::write(root.join("src/.gitignore"), "# local\n\ndeep/\n").unwrap();
+        let walked = walk(root);
+        let why = why_empty(
+            root,
+            walked.files.len(),
+            &walked.skipped,
+            WalkOptions::default(),
+        )
+        .expect("nothing found");
+        assert!(why.contains("src/.gitignore line 3 (`deep/`)"), "{why}");
+        assert!(why.contains("--no-ignore"), "{why}");
+        let all = walk_with(root, WalkOptions { no_ignore: true });
+        assert_eq!(all.files.len(), 1);
+        assert!(why_empty(root, 1, &all.skipped, WalkOptions::default()).is_none());
+
+        let vendored = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(vendored.path().join("vendor/lib")).unwrap();
+        std::fs::write(vendored.path().join("vendor/lib/x.go"), "package x\n").unwrap();
+        std::fs::write(vendored.path().join("README.txt"), "hello\n").unwrap();
+        let walked = walk(vendored.path());
+        let why = why_empty(vendored.path(), 0, &walked.skipped, WalkOptions::default()).unwrap();
+        assert!(
+            why.contains("1 vendored/build folders") && why.contains("!vendor/"),
+            "{why}"
+        );
+
+        let nothing = tempfile::tempdir().unwrap();
+        std::fs::write(nothing.path().join("notes.txt"), "hello\n").unwrap();
+        let why = why_empty(nothing.path(), 0, &BTreeMap::new(), WalkOptions::default()).unwrap();
+        assert!(why.contains("no source file of a known kind"), "{why}");
     }
 }

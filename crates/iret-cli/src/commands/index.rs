@@ -33,6 +33,16 @@ pub struct Args {
     /// reader's build; background builds started by `search` and `mcp` use it).
     #[arg(long)]
     pub no_push: bool,
+    /// Index what ignore files leave out too (ripgrep's word): `.gitignore`, `.ignore`,
+    /// `.iretignore` and git's excludes are not read; vendored and build folders stay
+    /// skipped (a `!vendor/` line in .iretignore brings one back). The index remembers
+    /// it: searches, the server and `iret status` refresh it the same way until an
+    /// `iret index --ignore`.
+    #[arg(long, overrides_with = "ignore")]
+    pub no_ignore: bool,
+    /// Honour ignore files again (the default; undoes an earlier --no-ignore).
+    #[arg(long, overrides_with = "no_ignore")]
+    pub ignore: bool,
 }
 
 pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
@@ -68,6 +78,13 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         remote: store
             .clone()
             .map(|s| s as Arc<dyn iret_index::RemoteVectors>),
+        walk: if args.no_ignore {
+            Some(iret_index::walk::WalkOptions { no_ignore: true })
+        } else if args.ignore {
+            Some(iret_index::walk::WalkOptions::default())
+        } else {
+            None
+        },
     };
     let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {
@@ -90,6 +107,10 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     }
     if !args.quiet {
         eprintln!("{}", report.summary());
+    }
+    if let Some(why) = &report.nothing {
+        eprintln!("iret: {why}");
+        return Ok(ExitCode::from(2));
     }
     if let Some(store) = store.filter(|_| !args.no_push) {
         let index = iret_index::Index::open(&index_dir, Some(embedder.model_id()))?;

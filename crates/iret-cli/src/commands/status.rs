@@ -62,6 +62,9 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
             parts.join(", ")
         );
     }
+    if s.no_ignore {
+        println!("walk       ignore files not read (built with --no-ignore; `iret index --ignore` reads them again)");
+    }
     let h = &s.history;
     match (&h.head, h.commits) {
         (None, _) => println!("history    none (not a git repository, or no commits)"),
