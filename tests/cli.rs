@@ -921,3 +921,63 @@ fn bench_set(
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn setup_writes_each_agents_configuration_once_keeping_what_is_there() {
+    let home = tempfile::tempdir().unwrap();
+    let cursor = home.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    std::fs::write(
+        &cursor,
+        "{\n  // mine\n  \"mcpServers\": { \"other\": { \"command\": \"x\" } }\n}\n",
+    )
+    .unwrap();
+    let setup = |args: &[&str]| {
+        run(iret()
+            .env("HOME", home.path())
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("CODEX_HOME")
+            .arg("setup")
+            .args(args))
+    };
+    let list = setup(&["--list"]);
+    let listed = String::from_utf8_lossy(&list.stdout);
+    let agents: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert!(agents.len() >= 8, "{listed}");
+    for agent in &agents {
+        let out = setup(&[agent, "--command", "/opt/iret"]);
+        assert!(
+            out.status.success(),
+            "{agent}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let again = setup(&[agent, "--command", "/opt/iret"]);
+        let err = String::from_utf8_lossy(&again.stderr);
+        assert!(err.contains("nothing changed"), "{agent}: {err}");
+    }
+    let text = std::fs::read_to_string(&cursor).unwrap();
+    assert!(
+        text.contains("// mine") && text.contains("\"other\""),
+        "{text}"
+    );
+    assert!(text.contains("\"/opt/iret\""), "{text}");
+    let codex = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    assert!(codex.contains("[mcp_servers.iret]"), "{codex}");
+    // --print writes nothing; an unknown agent is refused with the known ones.
+    let fresh = tempfile::tempdir().unwrap();
+    let out = run(iret().env("HOME", fresh.path()).args([
+        "setup",
+        "gemini",
+        "--print",
+        "--command",
+        "/opt/iret",
+    ]));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\"mcpServers\""));
+    assert!(!fresh.path().join(".gemini").exists());
+    let out = setup(&["emacs"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("claude-code"));
+}

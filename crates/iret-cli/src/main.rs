@@ -70,6 +70,10 @@ pub enum Command {
     Store(commands::store::Args),
     /// Measure retrieval quality (NDCG@10, Recall, MRR) and latency on a semble-format benchmark
     Bench(commands::bench::Args),
+    /// Add iret's MCP server to a coding agent's configuration (Claude Code, Codex,
+    /// Gemini CLI, Cursor, VS Code, Zed, Windsurf, opencode, Cline), merged into what is
+    /// there; `--print` shows it without writing, `--list` names the agents
+    Setup(commands::setup::Args),
 }
 
 /// A closed pipe (`iret search … | head`) ends iret quietly, as it ends `cat` or `rg`,
@@ -94,6 +98,7 @@ fn main() -> ExitCode {
         Command::Cache(args) => commands::cache::run(args),
         Command::Watch(args) => commands::watch::run(&cli, args),
         Command::Store(args) => commands::store::run(&cli, args),
+        Command::Setup(args) => commands::setup::run(args),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@ pub mod cache;
 pub mod index;
 pub mod mcp;
 pub mod search;
+pub mod setup;
 pub mod status;
 pub mod store;
 pub mod watch;
