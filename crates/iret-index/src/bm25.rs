@@ -3,7 +3,6 @@
 use crate::mapped::{put_u32s, put_u64s, u32_at, u64_at, Bytes};
 use crate::store::{corrupt, io_err, StoreError};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -23,7 +22,7 @@ impl Default for Bm25Params {
 /// [`Self::write`] turn it into the [`Bm25`] queries read.
 #[derive(Debug, Default)]
 pub struct Bm25Builder {
-    postings: HashMap<String, Vec<(u32, u16)>>,
+    postings: foldhash::HashMap<String, Vec<(u32, u16)>>,
     doc_len: Vec<u32>,
     avg_len: f32,
 }
@@ -37,7 +36,8 @@ impl Bm25Builder {
 
     /// The postings of a served index, to update them.
     pub fn from_served(served: &Bm25) -> Self {
-        let mut postings = HashMap::with_capacity(served.terms.len());
+        let mut postings = foldhash::HashMap::default();
+        postings.reserve(served.terms.len());
         let mut stream = served.terms.stream();
         while let Some((term, ord)) = fst::Streamer::next(&mut stream) {
             let list: Vec<(u32, u16)> = served.entries(ord as usize).collect();
@@ -54,7 +54,7 @@ impl Bm25Builder {
     pub fn extend(&mut self, docs: &[Vec<String>]) {
         for tokens in docs {
             let id = self.doc_len.len() as u32;
-            let mut tf: HashMap<&str, u16> = HashMap::new();
+            let mut tf: foldhash::HashMap<&str, u16> = Default::default();
             for t in tokens {
                 let n = tf.entry(t.as_str()).or_default();
                 *n = n.saturating_add(1);
@@ -350,6 +350,7 @@ impl Bm25 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     fn docs(texts: &[&str]) -> Vec<Vec<String>> {
         texts

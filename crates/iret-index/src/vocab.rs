@@ -3,7 +3,6 @@
 //! ("throttle", "limiter").
 use crate::tokens::{identifiers, is_stopword, split_identifier};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// At most this many terms are kept (the most frequent).
 pub const MAX_TERMS: usize = 6000;
@@ -33,7 +32,7 @@ pub fn words(text: &str) -> impl Iterator<Item = String> + '_ {
 /// incremental update only counts the chunks that changed).
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct TermCounts {
-    df: HashMap<String, u32>,
+    df: foldhash::HashMap<String, u32>,
 }
 
 /// The distinct words of one chunk.
