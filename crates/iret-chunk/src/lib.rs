@@ -6,6 +6,7 @@
 //! tiny neighbours merge. Adding a language = a grammar crate + its tables in [`languages`]
 //! (declaring kinds; name kinds, wrappers, declaring calls or assignments where needed).
 mod definitions;
+pub mod imports;
 mod languages;
 mod syntax;
 mod windows;

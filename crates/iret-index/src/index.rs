@@ -22,6 +22,9 @@ pub struct FileEntry {
     pub hash: String,
     pub first_chunk: u32,
     pub chunk_count: u32,
+    /// The module names its head imports, as written ([`iret_chunk::imports`]: read from
+    /// its first chunk when it is chunked).
+    pub imports: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

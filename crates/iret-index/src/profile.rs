@@ -1,5 +1,6 @@
 //! Phase timings on stderr when `IRET_PROFILE` is set (for finding where time goes):
-//! the index build's stages and a query's cycles.
+//! the index build's stages and a query's cycles, each with the resident memory after it
+//! (Linux).
 use std::time::Instant;
 
 pub struct Phases {
@@ -25,11 +26,19 @@ impl Phases {
     pub fn mark(&mut self, name: impl std::fmt::Display) {
         if self.on {
             eprintln!(
-                "iret: {:<12} {:>8.1} ms",
+                "iret: {:<12} {:>8.1} ms {}",
                 name.to_string(),
-                self.last.elapsed().as_secs_f64() * 1e3
+                self.last.elapsed().as_secs_f64() * 1e3,
+                resident_mb().map_or(String::new(), |mb| format!("{mb:>7} MB resident"))
             );
         }
         self.last = Instant::now();
     }
+}
+
+/// This process's resident memory (Linux: `/proc/self/statm`, pages of 4 KiB).
+fn resident_mb() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096 / (1 << 20))
 }

@@ -23,8 +23,9 @@ const SUPERSEDED_GRACE: std::time::Duration = std::time::Duration::from_secs(600
 /// Bumped whenever any stored structure changes shape. 1: bincode tables, f32 vectors
 /// held three times; 2: postcard tables, f16 vectors held once (plus the cache); 3: the
 /// large tables laid out to be memory-mapped (chunk records with offsets, the keyword
-/// index as a term dictionary and flat postings, the graph as adjacency tables).
-pub const FORMAT_VERSION: u32 = 3;
+/// index as a term dictionary and flat postings, the graph as adjacency tables); 4: each
+/// file's imports stored with it.
+pub const FORMAT_VERSION: u32 = 4;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

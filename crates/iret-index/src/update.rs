@@ -233,6 +233,7 @@ impl Tables {
             hash: old.hash.clone(),
             first_chunk: first,
             chunk_count: old.chunk_count,
+            imports: old.imports.clone(),
         });
     }
 
@@ -273,6 +274,17 @@ impl Tables {
             hash,
             first_chunk: first,
             chunk_count: self.chunks.len() as u32 - first,
+            imports: self
+                .chunks
+                .get(first as usize)
+                .filter(|_| self.chunks.len() as u32 > first)
+                .map(|c| {
+                    iret_chunk::imports::module_names(&c.text)
+                        .into_iter()
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
         });
     }
 }
