@@ -13,7 +13,7 @@ For each NAME=TREE given, in turn (nothing else should run on the machine):
      after the 40 calls.
 
   scripts/scale-table.py --data /tmp/scale serde=/path/to/serde linux=/path/to/linux \
-      [--iret target/release/iret] [--json scale.json]
+      [--iret target/release/iret] [--json scale.json] [--reuse]
 
 Prints a markdown table (one row per tree) and, with --json, every figure.
 """
@@ -59,12 +59,13 @@ QUERIES = [
 ]
 
 
-def timed(cmd):
-    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS in MB, stdout)."""
+def timed(cmd, ok=(0,)):
+    """Runs cmd under /usr/bin/time -v: (wall seconds, peak RSS in MB, stdout); exit codes
+    other than `ok` end the run."""
     out = subprocess.run(
         ["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, check=False
     )
-    if out.returncode != 0:
+    if out.returncode not in ok:
         sys.exit(f"failed ({out.returncode}): {' '.join(cmd)}\n{out.stderr[-2000:]}")
     peak = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr).group(1))
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", out.stderr).group(1)
@@ -86,7 +87,9 @@ def disk_bytes(folder):
 
 
 def server_rss_mb():
-    """VmRSS of this process's `iret mcp` child."""
+    """The resident memory of this process's `iret mcp` child: (all, anonymous, file-backed
+    pages) in MB. File-backed pages are the mapped index's, which the kernel drops first
+    under memory pressure."""
     me = str(os.getpid())
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -94,13 +97,16 @@ def server_rss_mb():
                 stat = f.read()
             if stat.rsplit(")", 1)[1].split()[1] != me:
                 continue
+            fields = {}
             with open(f"/proc/{pid}/status") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
-                        return int(line.split()[1]) / 1024
+                    key, _, rest = line.partition(":")
+                    if key in ("VmRSS", "RssAnon", "RssFile"):
+                        fields[key] = int(rest.split()[0]) / 1024
+            return fields.get("VmRSS"), fields.get("RssAnon"), fields.get("RssFile")
         except (OSError, IndexError):
             continue
-    return None
+    return None, None, None
 
 
 def percentile(values, p):
@@ -129,25 +135,30 @@ async def serve(binary, tree, index_dir):
     return times, rss
 
 
-def measure(binary, name, tree, data):
+def measure(binary, name, tree, data, reuse):
     index_dir = os.path.join(data, name)
-    shutil.rmtree(index_dir, ignore_errors=True)
-    print(f"{name}: static tier of {tree}", file=sys.stderr)
-    wall, peak, _ = timed([binary, "index", "--static", tree, "--index-dir", index_dir, "-q"])
+    row = {"name": name}
+    if not (reuse and os.path.isfile(os.path.join(index_dir, "CURRENT"))):
+        shutil.rmtree(index_dir, ignore_errors=True)
+        print(f"{name}: static tier of {tree}", file=sys.stderr)
+        wall, peak, _ = timed([binary, "index", "--static", tree, "--index-dir", index_dir, "-q"])
+        row["static_tier_s"] = round(wall, 1)
+        row["index_peak_mb"] = round(peak)
     gen = live_generation(index_dir)
     with open(os.path.join(gen, "manifest.json")) as f:
         manifest = json.load(f)
-    row = {
-        "name": name,
-        "files": manifest["files"],
-        "chunks": manifest["chunks"],
-        "static_tier_s": round(wall, 1),
-        "index_peak_mb": round(peak),
-        "disk_mb": round(disk_bytes(gen) / 2**20),
-    }
+    row.update(
+        files=manifest["files"],
+        chunks=manifest["chunks"],
+        disk_mb=round(disk_bytes(gen) / 2**20),
+    )
     print(f"{name}: CLI searches", file=sys.stderr)
     cli = [
-        timed([binary, "search", q, "-C", tree, "--index-dir", index_dir, "--no-refresh", "-k", "5"])
+        # Exit 1: no file reached the relevance threshold, an answer all the same.
+        timed(
+            [binary, "search", q, "-C", tree, "--index-dir", index_dir, "--no-refresh", "-k", "5"],
+            ok=(0, 1),
+        )
         for q in QUERIES[:3]
     ]
     row["cli_search_s"] = round(statistics.median(c[0] for c in cli), 2)
@@ -157,7 +168,8 @@ def measure(binary, name, tree, data):
     for tool, label in (("search", "hybrid"), ("retrieve", "loop")):
         row[f"{label}_p50_ms"] = round(statistics.median(times[tool]), 1)
         row[f"{label}_p95_ms"] = round(percentile(times[tool], 95), 1)
-    row["mcp_rss_mb"] = round(rss) if rss is not None else None
+    for key, mb in zip(("mcp_rss_mb", "mcp_anon_mb", "mcp_file_mb"), rss):
+        row[key] = round(mb) if mb is not None else None
     return row
 
 
@@ -171,6 +183,7 @@ COLUMNS = [
     ("cli_search_s", "CLI search (s)"),
     ("cli_search_peak_mb", "CLI search peak (MB)"),
     ("mcp_rss_mb", "MCP RSS after 40 calls (MB)"),
+    ("mcp_anon_mb", "of it anonymous (MB)"),
     ("hybrid_p50_ms", "hybrid p50 (ms)"),
     ("hybrid_p95_ms", "hybrid p95 (ms)"),
     ("loop_p50_ms", "loop p50 (ms)"),
@@ -184,13 +197,20 @@ def main():
     ap.add_argument("--data", required=True, help="folder for the indexes (one per NAME)")
     ap.add_argument("--iret", default=os.environ.get("IRET_BIN", DEFAULT_BIN))
     ap.add_argument("--json", help="write every figure here")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="serve an index already in DATA/NAME instead of building it (no build figures)",
+    )
     args = ap.parse_args()
     rows = []
     for spec in args.trees:
         name, sep, tree = spec.partition("=")
         if not sep or not os.path.isdir(tree):
             sys.exit(f"expected NAME=TREE with TREE a folder: {spec}")
-        rows.append(measure(os.path.abspath(args.iret), name, os.path.abspath(tree), args.data))
+        rows.append(
+            measure(os.path.abspath(args.iret), name, os.path.abspath(tree), args.data, args.reuse)
+        )
         if args.json:
             with open(args.json, "w") as f:
                 json.dump(rows, f, indent=1)
