@@ -12,9 +12,7 @@
 //! their count (u64), their ids (u32, sorted) and their vectors (f16).
 use crate::mapped::{put_u32s, put_u64s, u32_at, u64_at, Bytes};
 use crate::store::{corrupt, StoreError};
-use crate::vectors::{UnitDot, DEAD};
 use half::f16;
-use hnsw_rs::prelude::Hnsw;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 use std::path::Path;
@@ -41,32 +39,26 @@ pub(crate) struct Graph {
     dead: (usize, usize),
 }
 
-/// The adjacency tables of `hnsw` (points are the slots of `slots`).
-pub(crate) fn encode(hnsw: &Hnsw<'static, f16, UnitDot>, slots: &[u32], dims: usize) -> Vec<u8> {
+/// A point whose chunk is gone (the walk passes through it; it is never an answer).
+pub const DEAD: u32 = u32::MAX;
+
+/// A built graph's shape, as [`encode`] takes it: the entry point, per layer each member
+/// point with its neighbours, and the vectors of the removed chunks' points.
+pub(crate) struct Layers {
+    pub entry: u32,
+    pub lists: Vec<Vec<(u32, Vec<u32>)>>,
+    pub dead: Vec<(u32, Vec<f16>)>,
+}
+
+/// The adjacency tables of a graph (points are the slots of `slots`).
+pub(crate) fn encode(layers: Layers, slots: &[u32], dims: usize) -> Vec<u8> {
     let points = slots.len();
-    let top = hnsw.get_max_level_observed() as usize;
-    // Per layer, per point: its neighbours (upper layers hold a few points each).
-    let mut lists: Vec<Vec<(u32, Vec<u32>)>> = vec![Vec::new(); top + 1];
-    let mut dead: Vec<(u32, Vec<f16>)> = Vec::new();
-    let mut entry = 0u32;
-    for p in hnsw.get_point_indexation() {
-        let slot = p.get_origin_id() as u32;
-        let level = p.get_point_id().0 as usize;
-        if level == top {
-            entry = slot;
-        }
-        for (l, ns) in p
-            .get_neighborhood_id()
-            .into_iter()
-            .enumerate()
-            .take(level + 1)
-        {
-            lists[l].push((slot, ns.iter().map(|n| n.d_id as u32).collect()));
-        }
-        if slots.get(slot as usize) == Some(&DEAD) {
-            dead.push((slot, p.get_v().to_vec()));
-        }
-    }
+    let Layers {
+        entry,
+        mut lists,
+        mut dead,
+    } = layers;
+    let top = lists.len().saturating_sub(1);
     let mut out = Vec::new();
     out.extend_from_slice(MAGIC);
     put_u64s(

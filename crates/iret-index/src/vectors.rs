@@ -13,7 +13,7 @@
 //! points of removed chunks dead and inserts the new ones. Graph points are "slots";
 //! `slots[p]` is the chunk a point stands for (or [`DEAD`]). When too many points are dead
 //! the graph is rebuilt from the vectors.
-use crate::graph::{self, Graph};
+use crate::graph::{self, Graph, Layers};
 use crate::mapped::Bytes;
 use crate::store::{corrupt, io_err, load_bin, load_f16, save_bin, save_f16, StoreError};
 use half::f16;
@@ -34,8 +34,7 @@ const HNSW_LAYERS: usize = 16;
 const SLOTS_FILE: &str = "hnsw.slots";
 /// The vectors of a generation without a graph.
 const FLAT_FILE: &str = "vectors.f16";
-/// A graph point whose chunk is gone.
-pub const DEAD: u32 = u32::MAX;
+pub use crate::graph::DEAD;
 /// Up to this many chunks a query scans every vector (a few milliseconds at 50,000 on one
 /// core: faster than the graph at `ef` = 400 and exact); above it, the graph answers.
 pub const EXACT_UP_TO: usize = 50_000;
@@ -190,18 +189,23 @@ impl VectorsBuilder {
             h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
             save_bin(&dir.join(SLOTS_FILE), &self.slots)?;
             let path = dir.join(graph::FILE);
-            std::fs::write(&path, graph::encode(h, &self.slots, self.dims))
-                .map_err(io_err(&path))?;
+            std::fs::write(
+                &path,
+                graph::encode(layers_of(h, &self.slots), &self.slots, self.dims),
+            )
+            .map_err(io_err(&path))?;
         }
         Ok(())
     }
 
     /// The served form, in memory (a build's result, and tests).
     pub fn freeze(&self) -> Vectors {
-        let graph = self
-            .hnsw
-            .as_ref()
-            .map(|h| Graph::from_bytes(graph::encode(h, &self.slots, self.dims), self.dims));
+        let graph = self.hnsw.as_ref().map(|h| {
+            Graph::from_bytes(
+                graph::encode(layers_of(h, &self.slots), &self.slots, self.dims),
+                self.dims,
+            )
+        });
         Vectors::new(
             self.dims,
             Bytes::Owned(crate::store::f16_bytes(&self.data)),
@@ -426,6 +430,34 @@ pub fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
         hits.truncate(k);
     }
     hits.sort_by(order);
+}
+
+/// The shape of hnsw_rs's graph `hnsw` (points are slots; see [`graph::encode`]).
+fn layers_of(hnsw: &Hnsw<'static, f16, UnitDot>, slots: &[u32]) -> Layers {
+    let top = hnsw.get_max_level_observed() as usize;
+    // Per layer, per point: its neighbours (upper layers hold a few points each).
+    let mut lists: Vec<Vec<(u32, Vec<u32>)>> = vec![Vec::new(); top + 1];
+    let mut dead: Vec<(u32, Vec<f16>)> = Vec::new();
+    let mut entry = 0u32;
+    for p in hnsw.get_point_indexation() {
+        let slot = p.get_origin_id() as u32;
+        let level = p.get_point_id().0 as usize;
+        if level == top {
+            entry = slot;
+        }
+        for (l, ns) in p
+            .get_neighborhood_id()
+            .into_iter()
+            .enumerate()
+            .take(level + 1)
+        {
+            lists[l].push((slot, ns.iter().map(|n| n.d_id as u32).collect()));
+        }
+        if slots.get(slot as usize) == Some(&DEAD) {
+            dead.push((slot, p.get_v().to_vec()));
+        }
+    }
+    Layers { entry, lists, dead }
 }
 
 /// Little-endian f16 `bytes` into `out` (F16C where the CPU has it, on a little-endian
