@@ -275,7 +275,7 @@ impl Graph {
     /// on layer 0); rejected points are passed through but never returned.
     pub(crate) fn search(
         &self,
-        distance: &dyn Fn(u32) -> f32,
+        distance: &mut dyn FnMut(u32) -> f32,
         k: usize,
         ef: usize,
         accept: &dyn Fn(u32) -> bool,

@@ -375,7 +375,7 @@ impl Vectors {
     ) -> Option<Vec<(usize, f32)>> {
         let g = self.graph.as_ref()?;
         let mut buf = vec![0f32; self.dims];
-        let distance = |p: u32| {
+        let mut distance = |p: u32| {
             match g.chunk(p) {
                 DEAD => g.dead_vector(p, &mut buf),
                 c if (c as usize) < self.len => self.read(c as usize, &mut buf),
@@ -383,14 +383,13 @@ impl Vectors {
             }
             (1.0 - iret_embed::dot(query, &buf)).max(0.0)
         };
-        let distance = std::cell::RefCell::new(distance);
         let accept = |p: u32| {
             let c = g.chunk(p);
             c != DEAD && (c as usize) < self.len && allow(c as usize)
         };
         let ef = (2 * k).max(128);
         let mut hits: Vec<(usize, f32)> = g
-            .search(&|p| (distance.borrow_mut())(p), k, ef, &accept)
+            .search(&mut distance, k, ef, &accept)
             .into_iter()
             .map(|(p, _)| {
                 let c = g.chunk(p) as usize;
