@@ -344,7 +344,7 @@ impl Engine {
             walk: None,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
-        // starting point; the new generation comes back loaded.
+        // starting point; the new generation comes back opened.
         let (_, updated) = iret_index::refresh(
             &self.root,
             &self.index_dir,

@@ -74,7 +74,7 @@ pub fn status(root: &Path, index_dir: &Path) -> Result<Status, StoreError> {
     Ok(status)
 }
 
-/// Status of a loaded index against the working tree (one walk, no index load).
+/// Status of an opened index against the working tree (one walk).
 pub fn status_of(root: &Path, index: &Index) -> Status {
     let walked = walk_with(root, index.manifest.walk);
     let known: HashMap<&str, (u64, u128)> = index
