@@ -526,6 +526,51 @@ fn a_copied_binary_runs_from_an_empty_folder_on_its_bundled_model() {
 }
 
 #[test]
+fn a_damaged_cache_of_the_grammars_is_named_then_written_again() {
+    // The grammars are written to the cache once; a copy damaged there (same length,
+    // other bytes) must stop a build with a sentence, not chunk everything as plain lines.
+    let cache = tempfile::tempdir().unwrap();
+    let repo = private_copy();
+    let index = |root: &std::path::Path| {
+        iret()
+            .args(["index", "--static"])
+            .arg(root)
+            .env("IRET_CACHE_DIR", cache.path())
+            .output()
+            .unwrap()
+    };
+    let out = index(repo.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lib = std::fs::read_dir(cache.path())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("grammars-"))
+        .expect("the grammars were written to the cache")
+        .path()
+        .join("libiret-grammars.so");
+    let len = std::fs::metadata(&lib).unwrap().len() as usize;
+    std::fs::write(&lib, vec![0u8; len]).unwrap();
+    let other = private_copy();
+    let out = index(other.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("grammars cannot be loaded"), "{err}");
+    assert!(err.contains("libiret-grammars.so"), "{err}");
+    // Removed, it is written again and the build goes through.
+    std::fs::remove_file(&lib).unwrap();
+    let out = index(other.path());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn mcp_help_explains_the_four_tools() {
     let out = run(iret().args(["mcp", "--help"]));
     assert!(out.status.success());

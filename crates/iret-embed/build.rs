@@ -3,9 +3,10 @@
 //! `ORT_DYLIB_PATH` (a path to `libonnxruntime.so*`) wins when set. Otherwise the
 //! standard package client fetches the PyPI wheel `onnxruntime==1.31.1` into OUT_DIR
 //! (registries are reachable at build time; nothing is downloaded at run time) and the
-//! library is extracted from it. The binary embeds the bytes, xz-compressed (Python's
-//! `lzma`: 29 MB become about 9), and writes them out to a cache folder on first use, so
-//! it needs no extra environment, also after `cargo install`.
+//! library is extracted from it. The binary embeds the bytes, xz-compressed (`iret-bundle`:
+//! 29 MB become about 9), and writes them out to a cache folder on first use, so it needs
+//! no extra environment, also after `cargo install`. The shipped models (`models/`) are
+//! bundled the same way.
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -18,27 +19,42 @@ fn main() {
         Some(p) if Path::new(&p).is_file() => PathBuf::from(p),
         _ => fetch_from_pypi(),
     };
-    let (xz, len) = compress(&lib);
-    println!("cargo:rustc-env=IRET_ORT_LIB_XZ={}", xz.display());
-    println!("cargo:rustc-env=IRET_ORT_LIB_LEN={len}");
+    iret_bundle::build::compress(&lib, "IRET_ORT_LIB");
     println!("cargo:rustc-env=IRET_ORT_VERSION={ORT_VERSION}");
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../models");
+    for (dir, file, key) in MODEL_FILES {
+        iret_bundle::build::compress(&models.join(dir).join(file), key);
+    }
 }
 
-/// `lib` xz-compressed into OUT_DIR (with Python's standard `lzma`), and its length.
-fn compress(lib: &Path) -> (PathBuf, u64) {
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    let xz = out.join(format!("libonnxruntime.so.{ORT_VERSION}.xz"));
-    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = "import lzma, sys\nopen(sys.argv[2], 'wb').write(lzma.compress(open(sys.argv[1], 'rb').read(), preset=6))";
-    let status = Command::new(&python)
-        .args(["-c", script])
-        .arg(lib)
-        .arg(&xz)
-        .status()
-        .expect("python3 could not compress the ONNX Runtime library");
-    assert!(status.success(), "could not compress {}", lib.display());
-    (xz, std::fs::metadata(lib).unwrap().len())
-}
+/// The shipped models' files and the keys `src/bundled.rs` reads them by.
+const MODEL_FILES: [(&str, &str, &str); 9] = [
+    (
+        "all-minilm-l6-v2",
+        "manifest.json",
+        "IRET_TRANSFORMER_MANIFEST",
+    ),
+    ("all-minilm-l6-v2", "model.onnx", "IRET_TRANSFORMER_ONNX"),
+    (
+        "all-minilm-l6-v2",
+        "tokenizer.json",
+        "IRET_TRANSFORMER_TOKENIZER",
+    ),
+    ("all-minilm-l6-v2", "config.json", "IRET_TRANSFORMER_CONFIG"),
+    (
+        "all-minilm-l6-v2",
+        "special_tokens_map.json",
+        "IRET_TRANSFORMER_SPECIAL",
+    ),
+    (
+        "all-minilm-l6-v2",
+        "tokenizer_config.json",
+        "IRET_TRANSFORMER_TOKENIZER_CONFIG",
+    ),
+    ("static-minilm", "manifest.json", "IRET_STATIC_MANIFEST"),
+    ("static-minilm", "static.f16", "IRET_STATIC_TABLE"),
+    ("static-minilm", "tokenizer.json", "IRET_STATIC_TOKENIZER"),
+];
 
 fn fetch_from_pypi() -> PathBuf {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("onnxruntime");

@@ -397,10 +397,11 @@ impl Language {
         }
     }
 
-    pub(crate) fn spec(self) -> Spec {
-        let (grammar, declarations) = self.grammar();
-        Spec {
-            grammar,
+    /// What chunking needs of the language (None when its grammar cannot be loaded).
+    pub(crate) fn spec(self) -> Option<Spec> {
+        let (symbol, declarations) = self.grammar();
+        Some(Spec {
+            grammar: crate::grammars::language(symbol)?,
             declarations,
             assignments: self.assignments(),
             calls: if self == Language::Elixir {
@@ -419,43 +420,36 @@ impl Language {
                 _ => &[],
             },
             packing: self.packing(),
-        }
+        })
     }
 
-    /// The grammar and its declaring node kinds.
-    fn grammar(
-        self,
-    ) -> (
-        tree_sitter::Language,
-        &'static [(&'static str, &'static str)],
-    ) {
+    /// The `tree_sitter_<name>` symbol the grammars' library exports for it and its declaring
+    /// node kinds.
+    pub(crate) fn grammar(self) -> (&'static str, &'static [(&'static str, &'static str)]) {
         match self {
-            Language::TypeScript => (tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(), TS_DECLS),
-            Language::Tsx => (tree_sitter_typescript::LANGUAGE_TSX.into(), TS_DECLS),
-            Language::JavaScript => (tree_sitter_javascript::LANGUAGE.into(), TS_DECLS),
-            Language::Python => (tree_sitter_python::LANGUAGE.into(), PY_DECLS),
-            Language::Rust => (tree_sitter_rust::LANGUAGE.into(), RUST_DECLS),
-            Language::Go => (tree_sitter_go::LANGUAGE.into(), GO_DECLS),
-            Language::Java => (tree_sitter_java::LANGUAGE.into(), JAVA_DECLS),
-            Language::Ruby => (tree_sitter_ruby::LANGUAGE.into(), RUBY_DECLS),
-            Language::Php => (tree_sitter_php::LANGUAGE_PHP.into(), PHP_DECLS),
-            Language::Swift => (tree_sitter_swift::LANGUAGE.into(), SWIFT_DECLS),
-            Language::Haskell => (tree_sitter_haskell::LANGUAGE.into(), HASKELL_DECLS),
-            Language::Lua => (tree_sitter_lua::LANGUAGE.into(), LUA_DECLS),
-            Language::Zig => (tree_sitter_zig::LANGUAGE.into(), ZIG_DECLS),
-            Language::OCaml => (tree_sitter_ocaml::LANGUAGE_OCAML.into(), OCAML_DECLS),
-            Language::OCamlInterface => (
-                tree_sitter_ocaml::LANGUAGE_OCAML_INTERFACE.into(),
-                OCAML_DECLS,
-            ),
-            Language::Dart => (tree_sitter_dart::LANGUAGE.into(), DART_DECLS),
-            Language::ObjC => (tree_sitter_objc::LANGUAGE.into(), OBJC_DECLS),
-            Language::Julia => (tree_sitter_julia::LANGUAGE.into(), JULIA_DECLS),
-            Language::R => (tree_sitter_r::LANGUAGE.into(), NO_DECLS),
-            Language::Kotlin => (tree_sitter_kotlin_ng::LANGUAGE.into(), KOTLIN_DECLS),
-            Language::Scala => (tree_sitter_scala::LANGUAGE.into(), SCALA_DECLS),
-            Language::Elixir => (tree_sitter_elixir::LANGUAGE.into(), NO_DECLS),
-            Language::C => (tree_sitter_c::LANGUAGE.into(), C_DECLS),
+            Language::TypeScript => ("tree_sitter_typescript", TS_DECLS),
+            Language::Tsx => ("tree_sitter_tsx", TS_DECLS),
+            Language::JavaScript => ("tree_sitter_javascript", TS_DECLS),
+            Language::Python => ("tree_sitter_python", PY_DECLS),
+            Language::Rust => ("tree_sitter_rust", RUST_DECLS),
+            Language::Go => ("tree_sitter_go", GO_DECLS),
+            Language::Java => ("tree_sitter_java", JAVA_DECLS),
+            Language::Ruby => ("tree_sitter_ruby", RUBY_DECLS),
+            Language::Php => ("tree_sitter_php", PHP_DECLS),
+            Language::Swift => ("tree_sitter_swift", SWIFT_DECLS),
+            Language::Haskell => ("tree_sitter_haskell", HASKELL_DECLS),
+            Language::Lua => ("tree_sitter_lua", LUA_DECLS),
+            Language::Zig => ("tree_sitter_zig", ZIG_DECLS),
+            Language::OCaml => ("tree_sitter_ocaml", OCAML_DECLS),
+            Language::OCamlInterface => ("tree_sitter_ocaml_interface", OCAML_DECLS),
+            Language::Dart => ("tree_sitter_dart", DART_DECLS),
+            Language::ObjC => ("tree_sitter_objc", OBJC_DECLS),
+            Language::Julia => ("tree_sitter_julia", JULIA_DECLS),
+            Language::R => ("tree_sitter_r", NO_DECLS),
+            Language::Kotlin => ("tree_sitter_kotlin", KOTLIN_DECLS),
+            Language::Scala => ("tree_sitter_scala", SCALA_DECLS),
+            Language::Elixir => ("tree_sitter_elixir", NO_DECLS),
+            Language::C => ("tree_sitter_c", C_DECLS),
         }
     }
 

@@ -3,14 +3,16 @@
 //!
 //! A chunk records its line span, kind and enclosing symbol path
 //! (`class Router > method use`). Large declarations split on child boundaries,
-//! tiny neighbours merge. Adding a language = a grammar crate + its tables in [`languages`]
+//! tiny neighbours merge. Adding a language = a grammar crate in build.rs + its tables in [`languages`]
 //! (declaring kinds; name kinds, wrappers, declaring calls or assignments where needed).
 mod definitions;
+pub mod grammars;
 pub mod imports;
 mod languages;
 mod syntax;
 mod windows;
 
+pub use grammars::{ready as grammars_ready, GrammarError};
 pub use languages::Language;
 use serde::{Deserialize, Serialize};
 

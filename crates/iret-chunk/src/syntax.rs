@@ -36,7 +36,7 @@ struct Piece {
 }
 
 pub(crate) fn chunk(src: &str, lang: Language, limits: Limits) -> Option<Vec<Chunk>> {
-    let spec = lang.spec();
+    let spec = lang.spec()?;
     let mut parser = Parser::new();
     parser.set_language(&spec.grammar).ok()?;
     // tree-sitter's error recovery can take minutes on pathological input (found by

@@ -171,6 +171,8 @@ pub enum BuildError {
     NotADirectory(String),
     #[error("store: {0}")]
     Remote(String),
+    #[error(transparent)]
+    Grammars(#[from] iret_chunk::GrammarError),
 }
 
 /// What the model sees for a chunk: where it lives, what it is, and the code.
@@ -257,6 +259,8 @@ fn run(
     if !root.is_dir() {
         return Err(BuildError::NotADirectory(root.display().to_string()));
     }
+    // Without its grammars a build would chunk every file into line windows: stop instead.
+    iret_chunk::grammars_ready()?;
     let started = Instant::now();
     let mut phases = Phases::new();
     let store = IndexDir::new(index_dir);
