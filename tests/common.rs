@@ -9,11 +9,19 @@ pub mod chroma;
 pub mod mcp_client;
 pub mod proxy;
 
+/// The binary under test: `IRET_TEST_BIN` when set (an installed `iret`, as
+/// `scripts/wheel-check.sh` tests the wheel's), else the one cargo just built.
+pub fn iret_bin() -> PathBuf {
+    std::env::var_os("IRET_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_iret")))
+}
+
 /// The real binary, with an embedding cache of this test binary's own (shared by its
 /// tests, as by a user's checkouts; not by other test binaries or the user's own runs),
 /// or the calling test's own after [`synthetic_repo`].
 pub fn iret() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iret"));
+    let mut cmd = Command::new(iret_bin());
     match PRIVATE_CACHE.with(|c| c.borrow().as_ref().map(|d| d.path().to_path_buf())) {
         Some(own) => cmd.env("IRET_EMBED_CACHE", own),
         None => cmd.env("IRET_EMBED_CACHE", embedding_cache()),

@@ -38,7 +38,7 @@ fn client(args: &[&Path], mode: &str) -> String {
     let out = Command::new("python3")
         .arg(script())
         .arg("--bin")
-        .arg(env!("CARGO_BIN_EXE_iret"))
+        .arg(iret_bin())
         .arg(mode)
         .args(args)
         .env("IRET_EMBED_CACHE", embedding_cache())
