@@ -10,7 +10,7 @@ use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
 use crate::update::{
     assemble, carry_vectors, carry_vocab, classify, update_bm25, update_graph, Assembly,
 };
-use crate::vectors::VectorsBuilder;
+use crate::vectors::{VectorsBuilder, EXACT_UP_TO};
 use crate::vocab::{chunk_words, TermCounts, Vocab, MAX_TERMS};
 use crate::walk::{walk_with, why_empty, SkipReason, WalkOptions, Walked};
 use iret_chunk::{Limits, CHUNKER_VERSION};
@@ -290,16 +290,15 @@ fn run(
     let outcomes = classify(&walked.files, &old_files, opts.limits.unwrap_or_default());
     phases.mark("read+chunk");
     let asm = assemble(&walked.files, outcomes, old_files, old_chunks, &mut skipped);
-    let top = update_terms(&mut carried.terms, &asm);
     let old_terms = carried.term_positions();
-    phases.mark("terms");
-    let bm25 = update_bm25(
-        carried.bm25.take(),
-        &asm.remap,
-        &asm.files,
-        asm.new_chunks(),
+    // Term counts and keyword postings read the same new chunks independently: side by
+    // side, each one's single-threaded table inserts overlap the other's tokenizing.
+    let old_bm25 = carried.bm25.take();
+    let (top, bm25) = rayon::join(
+        || update_terms(&mut carried.terms, &asm),
+        || update_bm25(old_bm25, &asm.remap, &asm.files, asm.new_chunks()),
     );
-    phases.mark("bm25");
+    phases.mark("terms+bm25");
     let (history, history_note) = read_history(root, carried.history.take());
     phases.mark("history");
 
@@ -329,7 +328,20 @@ fn run(
     };
     phases.mark("cache");
     let old = (carried.vocab.as_ref(), carried.vectors.take());
-    let (vocab, vectors) = tables_of_vectors(embedder, &built, old, &fresh, new.chunks);
+    let (vocab, flat) = flat_tables(
+        embedder,
+        &built,
+        (old.0, old.1.as_ref()),
+        &fresh,
+        new.chunks,
+    );
+    // A graph built from nothing is the longest step of a large cold build: the index is
+    // live without it first (its vectors searched exactly), then with it.
+    if old.1.is_none() && flat.len() > EXACT_UP_TO {
+        commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
+        phases.mark("live");
+    }
+    let vectors = graph_of(embedder, &built, flat, old.1);
     phases.mark("hnsw");
 
     let tables = built.tables(&vocab, &vectors);
@@ -371,21 +383,31 @@ fn previous_of(
     .map(Box::new)
 }
 
-/// The vocabulary and the chunk vectors (graph updated) of the new generation: the old
+/// The vocabulary and the chunk vectors (no graph yet) of the new generation: the old
 /// generation's vectors kept, `fresh` ones (the new chunks', then the new terms') taken in order.
-fn tables_of_vectors(
+fn flat_tables(
     embedder: &dyn Embedder,
     built: &Built,
-    (old_vocab, old_vectors): (Option<&Vocab>, Option<VectorsBuilder>),
+    (old_vocab, old_vectors): (Option<&Vocab>, Option<&VectorsBuilder>),
     fresh: &[f32],
     new_chunks: usize,
 ) -> (Vocab, VectorsBuilder) {
     let dims = embedder.dims();
     let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunks * dims);
     let vocab = built.vocab(old_vocab, fresh_terms, dims);
-    let data = built.vectors(old_vectors.as_ref(), fresh_chunks, dims);
-    let flat = VectorsBuilder::new(dims, data);
-    let vectors = update_graph(
+    let data = built.vectors(old_vectors, fresh_chunks, dims);
+    (vocab, VectorsBuilder::new(dims, data))
+}
+
+/// `flat` with its graph: the old generation's updated, or a new one (built with less care
+/// for a cheap model's vectors).
+fn graph_of(
+    embedder: &dyn Embedder,
+    built: &Built,
+    flat: VectorsBuilder,
+    old_vectors: Option<VectorsBuilder>,
+) -> VectorsBuilder {
+    update_graph(
         if embedder.is_cheap() {
             flat.quick()
         } else {
@@ -395,8 +417,7 @@ fn tables_of_vectors(
         &built.asm.remap,
         &built.asm.revived,
         built.asm.kept,
-    );
-    (vocab, vectors)
+    )
 }
 
 /// The report of a build that assembled `asm` (nothing embedded yet, nothing deferred).
@@ -830,6 +851,9 @@ fn up_to_date(
     manifest.check_compatible(Some(model_id)).ok()?;
     if manifest.pending_vectors > 0 {
         return None; // a keyword tier: embedding is still to do
+    }
+    if manifest.chunks > EXACT_UP_TO && !gen.join(crate::graph::FILE).is_file() {
+        return None; // live before its graph, and the build that was to add it stopped
     }
     let intact = !manifest.sizes.is_empty()
         && manifest
