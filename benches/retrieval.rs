@@ -97,10 +97,14 @@ fn bench(c: &mut Criterion) {
     g.bench_function("dispatch_single_shot", |b| {
         b.iter(|| search_once(&corpus, &embedder, &query, &Params::default()).unwrap())
     });
+    // Always run all 3 cycles.
     let opts = Options {
-        enough: usize::MAX,
+        params: Params {
+            enough: usize::MAX,
+            ..Params::default()
+        },
         ..Options::default()
-    }; // always run all 3 cycles
+    };
     g.bench_function("loop_3_cycles", |b| {
         b.iter(|| run(&corpus, &embedder, &query, &opts).unwrap())
     });

@@ -5,7 +5,7 @@ use anyhow::Context;
 use iret_embed::Embedder;
 use iret_engine::Engine;
 use iret_index::Index;
-use iret_retrieve::{Corpus, FileHit, Fusion, Options, Params, Query};
+use iret_retrieve::{Corpus, FileHit, Options, Params, Query};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -28,9 +28,9 @@ enum Kind {
 }
 
 impl Mode {
-    /// `bm25`, `dense`, `hybrid`, `iterative`, optionally with ranking overrides:
-    /// `hybrid@vw=0.7+coh=0.4` (keys: vw svw coh def name abw abt spell nss path noise men msg api pas pw fol fh rla sc rfo fb hm hs hk hl hf hj k1 b vk kk rrf;
-    /// iterative also lcw rw rwl et).
+    /// `bm25`, `dense`, `hybrid`, `iterative`, `learned`, optionally with knob overrides:
+    /// `hybrid@vw=0.7+coh=0.4`. The keys are the knob table's (`iret_retrieve::KNOBS`,
+    /// printed by `iret bench --knobs`).
     pub fn parse(spec: &str) -> anyhow::Result<Self> {
         let (name, overrides) = spec.split_once('@').unwrap_or((spec, ""));
         let mut mode = Self::parse_base(name)?;
@@ -48,55 +48,9 @@ impl Mode {
                 Kind::Single(p) => p,
                 Kind::Iterative(o) => &mut o.params,
             };
-            match k {
-                "vw" => params.vector_weight = x,
-                "svw" => params.symbol_vector_weight = x,
-                "stvw" => params.static_vector_weight = x,
-                "coh" => params.coherence = x,
-                "def" => params.define_boost = x,
-                "name" => params.name_boost = x,
-                "abw" => params.abbreviation_weight = x,
-                "abt" => params.abbreviation_terms = x,
-                "spell" => params.spelled_boost = x,
-                "path" => params.path_boost = x,
-                "nss" => params.name_share_structure = x,
-                "noise" => params.noise_factor = x,
-                "men" => params.mention_boost = x,
-                "rai" => params.raise_boost = x,
-                "msg" => params.message_boost = x,
-                "api" => params.api_boost = x,
-                "tb" => params.title_boost = x,
-                "rbs" => params.report_body_share = x,
-                "rbn" => params.report_body_name_share = x,
-                "pas" => params.passages = x as usize,
-                "pw" => params.passage_weight = x,
-                "fol" => params.follow_boost = x,
-                "fh" => params.follow_hits = x as usize,
-                "rla" => params.report_aliases = x != 0.0,
-                "sc" => params.similarity_ceiling = x,
-                "rfo" => params.report_focus = x != 0.0,
-                "fb" => params.feedback_weight = x,
-                "hm" => params.history_messages = x,
-                "hs" => params.history_similar = x,
-                "hk" => params.history_commits = x as usize,
-                "hl" => params.history_half_life_days = x,
-                "hf" => params.history_fixes = x,
-                "hr" => params.history_refs = x,
-                "hj" => params.history_join = x,
-                "k1" => params.bm25.k1 = x,
-                "b" => params.bm25.b = x,
-                "vk" => params.vector_k = x as usize,
-                "kk" => params.keyword_k = x as usize,
-                "rrf" => params.fusion = Fusion::Rrf(x),
-                "lcw" | "rw" | "rwl" | "et" => match &mut mode.kind {
-                    Kind::Iterative(o) if k == "et" => o.evaluate_top = x as usize,
-                    Kind::Iterative(o) if k == "lcw" => o.later_cycles_weight = x,
-                    Kind::Iterative(o) if k == "rw" => o.relevance_weight = x,
-                    Kind::Iterative(o) => o.report_relevance_weight = x,
-                    Kind::Single(_) => anyhow::bail!("{k} applies to iterative"),
-                },
-                _ => anyhow::bail!("unknown override key {k:?}"),
-            }
+            params
+                .set(k, x)
+                .map_err(|e| anyhow::anyhow!("override {kv:?}: {e}"))?;
         }
         mode.name = spec.to_string();
         Ok(mode)
@@ -171,7 +125,7 @@ impl Mode {
             changed("-message", &|p| p.message_boost = 0.0),
             changed("-api", &|p| p.api_boost = 0.0),
             changed("-title", &|p| p.title_boost = 0.0),
-            changed("rrf", &|p| p.fusion = Fusion::Rrf(60.0)),
+            changed("rrf", &|p| p.rrf_k = 60.0),
             changed("vw0.3", &|p| p.vector_weight = 0.3),
             changed("vw0.7", &|p| p.vector_weight = 0.7),
         ]
@@ -430,7 +384,7 @@ pub(crate) fn ranked(
         Kind::Iterative(opts) => {
             let outcome = engine.outcome(corpus, query, opts)?;
             let strong: Vec<String> = outcome
-                .relevant(opts.strong)
+                .relevant(opts.params.strong)
                 .iter()
                 .map(|e| e.path.clone())
                 .collect();

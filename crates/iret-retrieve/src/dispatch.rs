@@ -25,7 +25,14 @@ pub fn dispatch(corpus: &Corpus, state: &State, params: &Params) -> anyhow::Resu
     let keyword_hits = keyword_leg(index, state, params, &allow_chunk);
     let is_static = iret_embed::is_static_model(index.manifest.vectors_model());
     let wv = vector_weight(state, params, is_static, &vector_hits, &keyword_hits);
-    let fused = fuse(index, state, &vector_hits, &keyword_hits, params.fusion, wv);
+    let fused = fuse(
+        index,
+        state,
+        &vector_hits,
+        &keyword_hits,
+        params.fusion(),
+        wv,
+    );
 
     let max_bm25 = keyword_hits.first().map_or(1.0, |k| k.1);
     let signals = Signals::new(corpus, state, params, max_bm25);
@@ -54,7 +61,7 @@ fn vector_leg(
     }
     match &corpus.served {
         Some(served) if !index.manifest.pending() && index.manifest.static_tier.is_none() => {
-            served_leg(index, served, state, params.vector_k, allow)
+            served_leg(index, served, state, params, allow)
         }
         _ => Ok(index
             .vectors
@@ -66,18 +73,19 @@ fn vector_leg(
 /// scored exactly on the local vectors (as the graph's are). It is asked for twice `k`,
 /// so that chunks out of scope or of other checkouts leave `k` behind. Chunks the store
 /// lacks ([`crate::corpus::Served::missing`]) are scored here beside them, or, when the
-/// store lacks more than [`LOCAL_SHARE`] of the index, the local graph answers alone.
+/// store lacks more than `Params::served_local_share` of the index, the local graph answers alone.
 fn served_leg(
     index: &Index,
     served: &crate::corpus::Served,
     state: &State,
-    k: usize,
+    params: &Params,
     allow: &(dyn Fn(usize) -> bool + Sync),
 ) -> anyhow::Result<Vec<(usize, f32)>> {
+    let k = params.vector_k;
     let missing = served
         .missing()
         .map_err(|e| anyhow::anyhow!("store: {e}"))?;
-    if missing.len() as f32 > LOCAL_SHARE * index.chunks.len() as f32 {
+    if missing.len() as f32 > params.served_local_share * index.chunks.len() as f32 {
         return Ok(index.vectors.nearest(&state.embedding, k, allow));
     }
     let proposed = served
@@ -103,10 +111,6 @@ fn served_leg(
     Ok(hits)
 }
 
-/// The share of an index's chunks a store may lack before its vector leg is searched on
-/// the local graph instead (the lacking chunks are otherwise scored one by one).
-const LOCAL_SHARE: f32 = 0.25;
-
 /// The best chunks by BM25 over the query's (weighted) terms.
 fn keyword_leg(
     index: &Index,
@@ -119,7 +123,7 @@ fn keyword_leg(
     }
     let mut hits: Vec<(usize, f32)> = index
         .bm25
-        .score(&state.terms, params.bm25, &|d| allow(d as usize))
+        .score(&state.terms, params.bm25(), &|d| allow(d as usize))
         .into_iter()
         .map(|(d, s)| (d as usize, s))
         .collect();

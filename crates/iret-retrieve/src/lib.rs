@@ -29,7 +29,7 @@ pub use corpus::Corpus;
 pub use dispatch::dispatch;
 pub use evaluate::Evaluation;
 pub use hits::{ChunkHit, FileHit, Leg};
-pub use params::{Fusion, Params};
+pub use params::{Fusion, Knob, Params, KNOBS};
 pub use query::{initial_state, Query, Scope, State};
 pub use r#loop::{run, Options, Outcome};
 pub use terms::Term;

@@ -18,32 +18,14 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// The lower bound of the "related" band: an excluded file never ranks above a file
-/// judged at least this relevant.
-const RELATED: f32 = 0.5;
-
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// At most this many cycles (a request's `cycles`).
     pub cycles: usize,
-    /// Files at or above this relevance are returned.
+    /// Files at or above this relevance are returned (a request's `min_relevance`).
     pub min_relevance: f32,
-    /// Stop once this many files reach `strong`.
-    pub enough: usize,
-    pub strong: f32,
+    /// The knobs (`params.rs`: one table, the loop's among them).
     pub params: Params,
-    /// Files evaluated per cycle.
-    pub evaluate_top: usize,
-    /// Weight of cycles after the first in the final order (the first weighs 1).
-    pub later_cycles_weight: f32,
-    /// Weight of the evaluated relevance in the final order (beside dispatch standing).
-    pub relevance_weight: f32,
-    /// The same for a long task (a report, `words::is_long`): its evaluation weighs the
-    /// evidence it carries (files it names, messages they raise, APIs they define), a
-    /// firmer judgement than a one-line task's similarity. 0.6 (was 0.3): SWE-bench dev,
-    /// all 187, iterative Acc@1 60.4 → 61.0, Acc@5 90.4 → 90.9, NDCG@10 0.7677 → 0.7735;
-    /// 0.45 and 0.8 give the same Acc@k (docs/journal/benchmarks.md, session 8). One-line tasks are
-    /// not reports: semble dev and vocab-dev do not see it.
-    pub report_relevance_weight: f32,
     /// A learned ranker orders the final candidates and gives their relevance (its
     /// calibrated probability); None: the rules (`final_order`, evaluate's relevance).
     pub ranker: Option<Arc<dyn Ranker>>,
@@ -54,13 +36,7 @@ impl Default for Options {
         Self {
             cycles: 3,
             min_relevance: 0.7,
-            enough: 3,
-            strong: 0.7,
             params: Params::default(),
-            evaluate_top: 20,
-            later_cycles_weight: 0.15,
-            relevance_weight: 0.15,
-            report_relevance_weight: 0.6,
             ranker: None,
         }
     }
@@ -219,12 +195,12 @@ pub fn run(
     for cycle in 1..=last {
         let hits = dispatch(corpus, &state, &opts.params)?;
         phases.mark(format_args!("dispatch {cycle}"));
-        memory.stand(cycle, &hits, opts.later_cycles_weight);
+        memory.stand(cycle, &hits, opts.params.later_cycles_weight);
         let evaluator = Evaluator {
             index,
             task_embedding: &task_embedding,
             concepts: &concepts,
-            max_files: opts.evaluate_top,
+            max_files: opts.params.evaluate_top,
             params: &opts.params,
         };
         let evals = evaluator.evaluate(&hits, cycle, &mut memory.tokens);
@@ -291,10 +267,11 @@ fn finish(
         &memory.standing,
         &state.excluded,
         if is_long(&query.task) {
-            opts.report_relevance_weight
+            opts.params.report_relevance_weight
         } else {
-            opts.relevance_weight
+            opts.params.relevance_weight
         },
+        opts.params.related,
     );
     phases.mark("final order");
     let seen = candidates::Memory {
@@ -327,10 +304,10 @@ fn symbol_answered(state: &State, hits: &[FileHit], evals: &[Evaluation], opts: 
         && !best.defines.is_empty()
         && evals
             .iter()
-            .any(|e| e.file == best.file && e.relevance >= opts.strong)
+            .any(|e| e.file == best.file && e.relevance >= opts.params.strong)
 }
 
-/// The stop rule: `opts.enough` files reach `opts.strong` and every concept the codebase
+/// The stop rule: `Params::enough` files reach `Params::strong` and every concept the codebase
 /// has a word for is covered by one of them.
 fn enough(
     index: &Index,
@@ -341,9 +318,9 @@ fn enough(
 ) -> bool {
     let strong: Vec<&Evaluation> = ranked
         .iter()
-        .filter(|e| e.relevance >= opts.strong)
+        .filter(|e| e.relevance >= opts.params.strong)
         .collect();
-    if strong.len() < opts.enough {
+    if strong.len() < opts.params.enough {
         return false;
     }
     let critical_gap = concepts.words.iter().any(|c| {
@@ -357,7 +334,7 @@ fn enough(
 
 /// The returned order: dispatch standing (cycle 1 plus later promotions) plus
 /// `relevance_weight` × the evaluated relevance. Files judged irrelevant (excluded) never
-/// rank above a file judged related (≥ [`RELATED`], not excluded); otherwise they keep their
+/// rank above a file judged related (≥ `related`, `Params::related`, not excluded); otherwise they keep their
 /// place. They are never returned (their relevance is below any sensible
 /// `--min-relevance`) but keep a ranked list whole.
 pub fn final_order(
@@ -365,13 +342,14 @@ pub fn final_order(
     standing: &HashMap<u32, f32>,
     excluded: &HashSet<u32>,
     relevance_weight: f32,
+    related: f32,
 ) {
     let raw = |e: &Evaluation| {
         standing.get(&e.file).copied().unwrap_or(0.0) + relevance_weight * e.relevance
     };
     let floor = evaluated
         .iter()
-        .filter(|e| !excluded.contains(&e.file) && e.relevance >= RELATED)
+        .filter(|e| !excluded.contains(&e.file) && e.relevance >= related)
         .map(raw)
         .fold(f32::INFINITY, f32::min);
     let key = |e: &Evaluation| {
@@ -420,7 +398,7 @@ mod tests {
         let mut e = evals.to_vec();
         let standing = standing.iter().copied().collect();
         let excluded = excluded.iter().copied().collect();
-        final_order(&mut e, &standing, &excluded, 0.15);
+        final_order(&mut e, &standing, &excluded, 0.15, 0.5);
         e.iter().map(|e| e.file).collect()
     }
 

@@ -23,17 +23,6 @@ use iret_index::Index;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 
-/// A codebase term must be at least this similar to a concept to stand for it.
-const ALIAS_MIN_SIM: f32 = 0.45;
-const ALIASES_PER_GAP: usize = 2;
-const HARVEST: usize = 3;
-/// A harvested word occurs in at most this share of chunks.
-const MAX_HARVEST_DF: f32 = 0.15;
-const FOCUS_BONUS: f32 = 0.15;
-pub const IRRELEVANT: f32 = 0.2;
-/// Related files whose best chunks make the feedback vector.
-const FEEDBACK_FILES: usize = 3;
-
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Refinement {
     /// Concepts nothing relevant covered.
@@ -96,16 +85,12 @@ pub struct Refiner<'a> {
     task_embedding: &'a [f32],
     /// Probes (gap words and phrases) already mapped in an earlier cycle.
     tried: HashSet<String>,
-    /// Bonus for the definitions the strongest hits call (0: not followed).
-    follow_boost: f32,
-    /// `Params::follow_hits`.
-    follow_hits: usize,
+    /// The knobs (`follow_boost`, `harvest`, `irrelevant`, …).
+    params: &'a Params,
     /// Map uncovered concepts to codebase terms (for a report: `Params::report_aliases`).
     learn: bool,
     /// `Params::report_focus`, for a long task.
     focus_keywords: bool,
-    /// `Params::feedback_weight`.
-    feedback_weight: f32,
 }
 
 impl<'a> Refiner<'a> {
@@ -114,7 +99,7 @@ impl<'a> Refiner<'a> {
         embedder: &'a dyn Embedder,
         task: &'a str,
         task_embedding: &'a [f32],
-        params: &Params,
+        params: &'a Params,
     ) -> Self {
         Self {
             corpus,
@@ -122,11 +107,9 @@ impl<'a> Refiner<'a> {
             task,
             task_embedding,
             tried: HashSet::new(),
-            follow_boost: params.follow_boost,
-            follow_hits: params.follow_hits,
+            params,
             learn: params.report_aliases || !is_long(task),
             focus_keywords: params.report_focus && is_long(task),
-            feedback_weight: params.feedback_weight,
         }
     }
 
@@ -150,7 +133,7 @@ impl<'a> Refiner<'a> {
             r.learned = self.learn_aliases(state, concepts, &r.gaps)?;
         }
         r.harvested = self.harvest(state, evals, &r.added_terms());
-        r.excluded = exclude_irrelevant(state, evals);
+        r.excluded = exclude_irrelevant(state, evals, self.params.irrelevant);
         r.focus = self.aim_at_neighbours(state, evals);
         r.followed = self.follow_definitions(state, evals);
         if std::mem::take(&mut self.focus_keywords) {
@@ -165,12 +148,13 @@ impl<'a> Refiner<'a> {
     /// With `feedback_weight` > 0, the related files' best chunks join the requery's
     /// vector at that weight (Rocchio).
     fn feed_back(&self, state: &mut State, evals: &[Evaluation]) {
-        if self.feedback_weight <= 0.0 || state.embedding.is_empty() {
+        let p = self.params;
+        if p.feedback_weight <= 0.0 || state.embedding.is_empty() {
             return;
         }
-        let feedback = feedback_vector(self.index(), evals);
+        let feedback = feedback_vector(self.index(), evals, p.feedback_files);
         if !feedback.is_empty() {
-            state.embedding = join(&[state.embedding.clone(), feedback], self.feedback_weight);
+            state.embedding = join(&[state.embedding.clone(), feedback], p.feedback_weight);
         }
     }
 
@@ -284,7 +268,7 @@ impl<'a> Refiner<'a> {
         let mut picks = Vec::new();
         for (i, sim) in index.vocab.nearest(v, 8) {
             let term = stem(&index.vocab.terms[i]);
-            if sim < ALIAS_MIN_SIM
+            if sim < self.params.alias_min_similarity
                 || probe_words.contains(&term)
                 || known.contains(&term)
                 || index.bm25.df(&term) == 0
@@ -294,7 +278,7 @@ impl<'a> Refiner<'a> {
             if !picks.contains(&term) {
                 picks.push(term);
             }
-            if picks.len() == ALIASES_PER_GAP {
+            if picks.len() == self.params.aliases_per_gap {
                 break;
             }
         }
@@ -347,14 +331,14 @@ impl<'a> Refiner<'a> {
                     _ => 0.0,
                 };
                 // Shared by the related code, about the task, yet not everywhere in the codebase.
-                (df > 0.0 && df / n < MAX_HARVEST_DF && about_task > 0.0)
+                (df > 0.0 && df / n < self.params.harvest_max_df && about_task > 0.0)
                     .then(|| (w.clone(), c as f32 * index.bm25.idf(&w) * about_task))
             })
             .collect();
         harvest.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         harvest
             .into_iter()
-            .take(HARVEST)
+            .take(self.params.harvest)
             .map(|(w, _)| Term::in_file(index, origin[&w], &w))
             .collect()
     }
@@ -404,7 +388,7 @@ impl<'a> Refiner<'a> {
             let strong = evals.iter().any(|e| e.file == f && e.relevance >= 0.7);
             if !state.excluded.contains(&f)
                 && !strong
-                && state.focus.insert(f, FOCUS_BONUS).is_none()
+                && state.focus.insert(f, self.params.focus_bonus).is_none()
             {
                 aimed.push(self.index().files[f as usize].path.clone());
             }
@@ -415,7 +399,7 @@ impl<'a> Refiner<'a> {
     /// The files defining what the strongest hits call, when the task speaks of it, get
     /// `follow_boost` (the larger of it and an import neighbour's bonus).
     fn follow_definitions(&self, state: &mut State, evals: &[Evaluation]) -> Vec<String> {
-        if self.follow_boost <= 0.0 {
+        if self.params.follow_boost <= 0.0 {
             return Vec::new();
         }
         let terms: HashSet<&str> = state
@@ -426,12 +410,12 @@ impl<'a> Refiner<'a> {
             .map(String::as_str)
             .collect();
         let mut followed = Vec::new();
-        for f in definitions_called(self.corpus, evals, &terms, self.follow_hits) {
+        for f in definitions_called(self.corpus, evals, &terms, self.params.follow_hits) {
             if state.excluded.contains(&f) {
                 continue;
             }
             let bonus = state.focus.entry(f).or_default();
-            *bonus = bonus.max(self.follow_boost);
+            *bonus = bonus.max(self.params.follow_boost);
             state.joined.insert(f);
             followed.push(self.index().files[f as usize].path.clone());
         }
@@ -495,22 +479,22 @@ fn focus_keywords(state: &mut State, concepts: &Concepts, added: &[String]) {
 }
 
 /// Feedback from the judged files: the mean of the best chunks' vectors of the files
-/// judged related (≥ 0.5), at most [`FEEDBACK_FILES`], unit length; empty when none is.
-fn feedback_vector(index: &Index, evals: &[Evaluation]) -> Vec<f32> {
+/// judged related (≥ 0.5), at most `files`, unit length; empty when none is.
+fn feedback_vector(index: &Index, evals: &[Evaluation], files: usize) -> Vec<f32> {
     let best: Vec<Vec<f32>> = evals
         .iter()
         .filter(|e| e.relevance >= 0.5)
-        .take(FEEDBACK_FILES)
+        .take(files)
         .filter_map(|e| e.chunks.first())
         .map(|c| index.vectors.row(c.chunk as usize))
         .collect();
     join(&best, 1.0)
 }
 
-/// Files judged irrelevant (< [`IRRELEVANT`]) are excluded for good.
-fn exclude_irrelevant(state: &mut State, evals: &[Evaluation]) -> Vec<String> {
+/// Files judged irrelevant (< `irrelevant`) are excluded for good.
+fn exclude_irrelevant(state: &mut State, evals: &[Evaluation], irrelevant: f32) -> Vec<String> {
     let mut out = Vec::new();
-    for e in evals.iter().filter(|e| e.relevance < IRRELEVANT) {
+    for e in evals.iter().filter(|e| e.relevance < irrelevant) {
         if state.excluded.insert(e.file) {
             out.push(e.path.clone());
         }

@@ -2,7 +2,7 @@
 //! "throttle" means "rate" and "limiting", over a small generated repository.
 use iret_embed::FakeEmbedder;
 use iret_index::Index;
-use iret_retrieve::{run, Corpus, Options, Outcome, Query, Scope};
+use iret_retrieve::{run, Corpus, Options, Outcome, Params, Query, Scope};
 
 /// Build options with an embedding cache of this index's own (tests do not share one).
 fn opts(index_dir: &std::path::Path) -> iret_index::BuildOptions {
@@ -188,7 +188,10 @@ fn refine_learns_the_codebase_word_for_a_gap_and_excludes_irrelevant_files() {
 fn the_loop_stops_early_with_enough_context_and_never_exceeds_the_cycle_limit() {
     let (_s, _i, index) = repo();
     let easy = Options {
-        enough: 1,
+        params: Params {
+            enough: 1,
+            ..Params::default()
+        },
         ..Options::default()
     };
     let out = run(&index, &embedder(), &Query::new("TokenParser"), &easy).unwrap();
@@ -196,7 +199,10 @@ fn the_loop_stops_early_with_enough_context_and_never_exceeds_the_cycle_limit() 
     assert_eq!(out.cycles[0].stop.as_deref(), Some("enough context"));
 
     let hard = Options {
-        enough: 100,
+        params: Params {
+            enough: 100,
+            ..Params::default()
+        },
         cycles: 2,
         ..Options::default()
     };
@@ -216,7 +222,10 @@ fn a_symbol_lookup_answered_in_cycle_one_stops_there() {
     let (_s, _i, index) = repo();
     // `enough` out of reach: only the symbol rule can stop the loop before its limit.
     let opts = Options {
-        enough: 100,
+        params: Params {
+            enough: 100,
+            ..Params::default()
+        },
         ..Options::default()
     };
     let out = run(&index, &embedder(), &Query::new("TokenParser"), &opts).unwrap();

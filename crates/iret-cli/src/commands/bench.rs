@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
+#[command(after_long_help = knobs_help())]
 pub struct Args {
     /// Benchmark folder (repos.json + annotations/): semble's format, or with --mirrors a
     /// localisation set whose entries name a `repo` and a `revision` (SWE-bench style).
@@ -42,7 +43,9 @@ pub struct Args {
     pub repos: Option<Vec<String>>,
     /// Modes side by side: bm25, dense, hybrid, iterative (the loop, ordered by the
     /// hand-set rules), learned (the loop, ordered by the shipped learned ranker;
-    /// IRET_RANKER_DIR names another ranker folder).
+    /// IRET_RANKER_DIR names another ranker folder). A mode takes knob overrides after
+    /// `@`, `+`-separated: `hybrid@vw=0.7+coh=0.4` (the keys are listed at the end of
+    /// `iret bench --help`).
     #[arg(
         long,
         value_delimiter = ',',
@@ -222,13 +225,13 @@ fn serve(
     target: super::store::Target,
     embedder: std::sync::Arc<dyn iret_embed::Embedder>,
 ) -> iret_bench::Serve {
-    std::sync::Arc::new(move |repo: &str, index: &iret_index::Index| {
+    std::sync::Arc::new(move |repo: &str, index: &iret_bench::ServedIndex| {
         let name = match &target.url.collection {
             Some(c) => format!("{c}-{repo}"),
             None => iret_chroma::collection_name(
                 repo,
                 embedder.model_id(),
-                iret_index::store::FORMAT_VERSION,
+                iret_engine::maintain::FORMAT_VERSION,
             ),
         };
         let at = target.url.with_collection(name);
@@ -242,6 +245,19 @@ fn serve(
         )?);
         let pushed = iret_chroma::push(&store, index, "bench", None, false)?;
         eprintln!("iret bench: {repo}: {}", pushed.summary(&store));
-        Ok(store as std::sync::Arc<dyn iret_index::RemoteNearest>)
+        Ok(store as std::sync::Arc<dyn iret_engine::maintain::RemoteNearest>)
     })
+}
+
+/// The knob table for `iret bench --help`: each override key, its knob, default, stage
+/// and meaning.
+fn knobs_help() -> String {
+    let mut out = String::from("Knobs (override keys of MODE@key=value):\n");
+    for k in iret_retrieve::KNOBS {
+        out.push_str(&format!(
+            "  {:<6} {} = {} ({}): {}\n",
+            k.key, k.name, k.default, k.acts, k.meaning
+        ));
+    }
+    out
 }
