@@ -383,7 +383,7 @@ fn an_index_of_an_older_format_is_named_and_rebuilt() {
     .unwrap();
     assert_eq!(
         rebuilt["format_version"],
-        iret_index::store::FORMAT_VERSION,
+        iret_engine::maintain::FORMAT_VERSION,
         "rebuilt in this iret's format"
     );
 }

@@ -365,7 +365,10 @@ fn an_index_of_an_older_format_is_rebuilt_and_served() {
     );
     let rebuilt: Value =
         serde_json::from_slice(&std::fs::read(live.join("manifest.json")).unwrap()).unwrap();
-    assert_eq!(rebuilt["format_version"], iret_index::store::FORMAT_VERSION);
+    assert_eq!(
+        rebuilt["format_version"],
+        iret_engine::maintain::FORMAT_VERSION
+    );
 }
 
 #[cfg(unix)]

@@ -10,4 +10,6 @@ pub mod pairs;
 pub mod report;
 pub mod runner;
 
+/// The index `Serve` pushes (an opened index of the index crate).
+pub use iret_index::Index as ServedIndex;
 pub use runner::{run_bench, Config, Mode, RepoRun, Serve};

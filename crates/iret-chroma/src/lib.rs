@@ -25,7 +25,7 @@ mod url;
 pub use access::{Access, Token, TokenHeader};
 pub use client::Client;
 pub use gc::{forget, gc, GcReport};
-pub use push::{push, PushReport};
+pub use push::{push, push_index, PushReport};
 pub use refs::RefInfo;
 pub use url::{collection_name, Scheme, StoreUrl};
 
@@ -80,12 +80,25 @@ pub enum StoreError {
     },
     #[error("{0}")]
     NotReady(String),
+    #[error("cannot open the index in {dir}: {reason}")]
+    Index { dir: String, reason: String },
     #[error("the push stopped after {sent} of the {missing} records the store lacked: {cause}. The local index is built and answers without --store; once the store is fixed (reachable, with room to write), `iret index --store …` again sends only what is still missing")]
     PushCut {
         sent: usize,
         missing: usize,
         cause: Box<StoreError>,
     },
+}
+
+/// The live index in `dir` (of `model_id`, when given), or why it cannot be opened.
+pub(crate) fn open_index(
+    dir: &std::path::Path,
+    model_id: Option<&str>,
+) -> Result<iret_index::Index, StoreError> {
+    iret_index::Index::open(dir, model_id).map_err(|e| StoreError::Index {
+        dir: dir.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 fn refused(host: &str, status: u16, sent: Option<&str>, reason: &str) -> String {
@@ -274,6 +287,15 @@ impl Store {
             }
         }
         Ok(keys.iter().map(|k| found.remove(&hex(k))).collect())
+    }
+
+    /// How many chunks the index in `index_dir` has, and how many of them the store holds.
+    pub fn coverage(&self, index_dir: &std::path::Path) -> Result<(usize, usize), StoreError> {
+        let index = open_index(index_dir, None)?;
+        let keys: Vec<[u8; 16]> = (0..index.chunks.len())
+            .map(|c| iret_index::remote::chunk_key(&index, c))
+            .collect();
+        Ok((keys.len(), self.present(&keys)?))
     }
 
     /// How many of `keys` the store holds.

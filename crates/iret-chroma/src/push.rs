@@ -68,6 +68,19 @@ struct Record<'a> {
     metadata: Value,
 }
 
+/// [`push`] for the live index in `index_dir`, made by `model_id`.
+pub fn push_index(
+    store: &Store,
+    index_dir: &std::path::Path,
+    model_id: &str,
+    ref_name: &str,
+    commit: Option<&str>,
+    progress: bool,
+) -> Result<PushReport, StoreError> {
+    let index = crate::open_index(index_dir, Some(model_id))?;
+    push(store, &index, ref_name, commit, progress)
+}
+
 /// Makes the collection hold the index's records as `ref_name`'s (`commit`: its HEAD).
 pub fn push(
     store: &Store,

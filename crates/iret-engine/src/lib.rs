@@ -6,12 +6,15 @@
 //! * [`confine`] — paths and globs that must stay inside the root;
 //! * [`budget`] — the whole answer within N tokens, the code giving way first;
 //! * [`answer`] — the answers, as JSON-ready types;
+//! * [`maintain`] — building an index, its status, the embedding cache: the front ends'
+//!   one way to the index crate outside a query;
 //! * [`watch`] — a watcher that updates the index in the background as files change.
 pub mod answer;
 pub mod budget;
 pub mod confine;
 mod engine;
 pub mod locate;
+pub mod maintain;
 mod related;
 mod signal;
 pub mod watch;

@@ -1,4 +1,5 @@
 //! `iret cache`: the embedding cache every index on this machine shares.
+use iret_engine::maintain::embedding_cache as cache;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -16,9 +17,9 @@ pub struct Args {
 }
 
 pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
-    let dir = iret_index::cache::user_dir();
+    let dir = cache::user_dir();
     if args.clear {
-        let freed = iret_index::cache::clear(&dir)
+        let freed = cache::clear(&dir)
             .map_err(|e| anyhow::anyhow!("cannot remove the cache in {}: {e}", dir.display()))?;
         eprintln!(
             "removed the embedding cache in {} ({:.1} MB)",
@@ -28,7 +29,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if args.verify {
-        return Ok(match iret_index::cache::verify(&dir) {
+        return Ok(match cache::verify(&dir) {
             Ok(n) => {
                 println!("ok: {n} entries checked in {}", dir.display());
                 ExitCode::SUCCESS
@@ -42,22 +43,19 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
             }
         });
     }
-    let stats = iret_index::cache::stats(&dir)
+    let stats = cache::stats(&dir)
         .map_err(|e| anyhow::anyhow!("cannot read the cache in {}: {e}", dir.display()))?;
     if args.json {
         let doc = serde_json::json!({
-            "path": dir.join(iret_index::cache::DB_FILE),
+            "path": dir.join(cache::DB_FILE),
             "entries": stats.as_ref().map_or(0, |s| s.entries),
             "bytes": stats.as_ref().map_or(0, |s| s.bytes),
-            "cap_bytes": iret_index::cache::cap_bytes(),
+            "cap_bytes": cache::cap_bytes(),
         });
         println!("{}", serde_json::to_string_pretty(&doc)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
-        "path       {}",
-        dir.join(iret_index::cache::DB_FILE).display()
-    );
+    println!("path       {}", dir.join(cache::DB_FILE).display());
     match stats {
         Some(s) => {
             println!("entries    {}", s.entries);
@@ -67,7 +65,7 @@ pub fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     println!(
         "cap        {:.0} MB (IRET_EMBED_CACHE_MAX; least recently used go first)",
-        iret_index::cache::cap_bytes() as f64 / 1e6
+        cache::cap_bytes() as f64 / 1e6
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -1,4 +1,5 @@
 use crate::Cli;
+use iret_engine::maintain;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -66,7 +67,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         )?),
         None => None,
     };
-    let opts = iret_index::BuildOptions {
+    let opts = maintain::BuildOptions {
         progress: !args.quiet && std::io::stderr().is_terminal(),
         limits: None,
         force: args.force,
@@ -75,18 +76,16 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         static_tier: true,
         // A store takes only the model's own vectors: the build embeds them all first.
         tier_only_above: (!args.wait && store.is_none()).then_some(args.background_above),
-        remote: store
-            .clone()
-            .map(|s| s as Arc<dyn iret_index::RemoteVectors>),
+        remote: store.clone().map(|s| s as Arc<dyn maintain::RemoteVectors>),
         walk: if args.no_ignore {
-            Some(iret_index::walk::WalkOptions { no_ignore: true })
+            Some(maintain::WalkOptions { no_ignore: true })
         } else if args.ignore {
-            Some(iret_index::walk::WalkOptions::default())
+            Some(maintain::WalkOptions::default())
         } else {
             None
         },
     };
-    let report = iret_index::build(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
+    let report = maintain::index(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {
         eprintln!("iret: warning: {note}");
     }
@@ -113,11 +112,17 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     }
     if let Some(store) = store.filter(|_| !args.no_push) {
-        let index = iret_index::Index::open(&index_dir, Some(embedder.model_id()))?;
         let progress = !args.quiet && std::io::stderr().is_terminal();
         let ref_name = super::store::ref_name(cli, &args.at.path);
-        let commit = iret_index::history::head_of(&args.at.path);
-        let pushed = iret_chroma::push(&store, &index, &ref_name, commit.as_deref(), progress)?;
+        let commit = maintain::head_of(&args.at.path);
+        let pushed = iret_chroma::push_index(
+            &store,
+            &index_dir,
+            embedder.model_id(),
+            &ref_name,
+            commit.as_deref(),
+            progress,
+        )?;
         if !args.quiet {
             eprintln!("{}", pushed.summary(&store));
         }

@@ -80,7 +80,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
     };
     let engine = opener.open(&first, &first_dir)?;
     let roots = Roots::new(Box::new(move |root: &Path| {
-        opener.open(root, &iret_index::default_index_dir(root))
+        opener.open(root, &iret_engine::maintain::index_dir_of(root))
     }))
     .watching(!args.no_watch && !args.no_refresh);
     roots.add_open(engine);
@@ -122,7 +122,7 @@ struct Opener {
 impl Opener {
     /// The model that reads the index in `dir` (the tokenizer is the same for both).
     fn model(&self, dir: &Path) -> anyhow::Result<Model> {
-        if self.shipped && super::built_static(dir) {
+        if self.shipped && iret_engine::maintain::built_static(dir) {
             let model = iret_embed::shipped_static().context(
                 "the shipped static model (for an index built with --static) cannot be loaded",
             )?;
@@ -166,7 +166,7 @@ impl Opener {
 /// Whether this iret can read the live generation (there is one, in this format, by this
 /// chunker and tokenizer).
 fn readable(dir: &std::path::Path) -> bool {
-    iret_index::live_manifest(dir).is_ok_and(|m| m.check_compatible(None).is_ok())
+    iret_engine::maintain::readable(dir)
 }
 
 /// A repository never indexed, or indexed by an older iret, is indexed by a background

@@ -30,7 +30,7 @@ impl Location {
     pub fn index_dir(&self) -> PathBuf {
         self.index_dir
             .clone()
-            .unwrap_or_else(|| iret_index::default_index_dir(&self.path))
+            .unwrap_or_else(|| iret_engine::maintain::index_dir_of(&self.path))
     }
 }
 
@@ -44,15 +44,10 @@ pub fn model_dir(cli: &Cli) -> anyhow::Result<PathBuf> {
 /// (`iret index --static`: read, and refreshed, by the model that built it); else the
 /// shipped transformer.
 pub fn model_dir_for(cli: &Cli, index_dir: &Path) -> anyhow::Result<PathBuf> {
-    if cli.model_dir.is_none() && built_static(index_dir) {
+    if cli.model_dir.is_none() && iret_engine::maintain::built_static(index_dir) {
         return Ok(iret_embed::bundled_static_model_dir()?);
     }
     model_dir(cli)
-}
-
-/// Whether the live index in `index_dir` holds a static model's vectors.
-pub fn built_static(index_dir: &Path) -> bool {
-    iret_index::live_manifest(index_dir).is_ok_and(|m| iret_embed::is_static_model(&m.model_id))
 }
 
 /// Loads the embedding model named by `--model-dir`/`IRET_MODEL_DIR` or the shipped one.
@@ -67,7 +62,7 @@ pub fn locate(path: &Path, index_dir: Option<&Path>) -> (PathBuf, PathBuf) {
         Some(dir) => (path.to_path_buf(), dir.to_path_buf()),
         None => {
             let root = iret_engine::locate::repo_root(path);
-            let dir = iret_index::default_index_dir(&root);
+            let dir = iret_engine::maintain::index_dir_of(&root);
             (root, dir)
         }
     }

@@ -1,3 +1,4 @@
+use iret_engine::maintain;
 use std::process::ExitCode;
 
 #[derive(clap::Args)]
@@ -11,13 +12,14 @@ pub struct Args {
 
 pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     let (root, index_dir) = super::locate(&args.at.path, args.at.index_dir.as_deref());
-    let s = iret_index::status::status(&root, &index_dir)?;
+    let full = maintain::status(&root, &index_dir)?;
+    let s = &full.index;
     let store = match super::store::target(cli)? {
         Some(target) => Some(store_status(cli, &target, &root, &index_dir)?),
         None => None,
     };
     if args.json {
-        let mut v = serde_json::to_value(&s)?;
+        let mut v = serde_json::to_value(&full)?;
         if let Some(store) = &store {
             v["store"] = serde_json::to_value(store)?;
         }
@@ -42,10 +44,7 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         "keyword tier"
     };
-    match (
-        s.pending_vectors,
-        iret_index::pipeline::Progress::read(&index_dir),
-    ) {
+    match (s.pending_vectors, full.progress) {
         (0, _) => println!("embedded   all chunks"),
         (_, Some(p)) => println!(
             "embedded   {tier}; a build is embedding ({} of {} texts done)",
@@ -74,7 +73,7 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
             &head[..head.len().min(12)],
             h.merges,
             h.huge,
-            iret_index::history::MAX_FILES,
+            maintain::HISTORY_MAX_FILES,
             if h.moved() { "; HEAD moved since: `iret index` updates it" } else { "" }
         ),
     }
@@ -87,7 +86,7 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
             c.cap_bytes as f64 / 1e6,
             c.path.display()
         ),
-        None => println!("cache      none yet ({})", iret_index::cache::user_dir().display()),
+        None => println!("cache      none yet ({})", full.cache_dir.display()),
     }
     println!("model      {}", s.model_id);
     println!(
@@ -126,17 +125,14 @@ fn store_status(
     root: &std::path::Path,
     index_dir: &std::path::Path,
 ) -> anyhow::Result<StoreStatus> {
-    let index = iret_index::Index::open(index_dir, None)?;
-    let m = &index.manifest;
-    let store = super::store::connect(target, root, &m.model_id, m.dims, false)?;
-    let keys: Vec<[u8; 16]> = (0..index.chunks.len())
-        .map(|c| iret_index::remote::chunk_key(&index, c))
-        .collect();
+    let (model_id, dims) = maintain::live_model(index_dir)?;
+    let store = super::store::connect(target, root, &model_id, dims, false)?;
+    let (chunks, chunks_present) = store.coverage(index_dir)?;
     Ok(StoreStatus {
         url: store.url().to_string(),
         records: store.count()?,
-        chunks: keys.len(),
-        chunks_present: store.present(&keys)?,
+        chunks,
+        chunks_present,
         ref_name: super::store::ref_name(cli, root),
         refs: store.refs()?,
     })

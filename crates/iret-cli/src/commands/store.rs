@@ -3,7 +3,7 @@
 //! `iret store gc|forget`, the collection's housekeeping.
 use crate::Cli;
 use iret_chroma::{Access, Store, StoreUrl};
-use iret_index::Remote;
+use iret_engine::maintain::{self, Remote};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -76,7 +76,7 @@ pub fn default_name(root: &Path, model_id: &str) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    iret_chroma::collection_name(&folder, model_id, iret_index::store::FORMAT_VERSION)
+    iret_chroma::collection_name(&folder, model_id, maintain::FORMAT_VERSION)
 }
 
 /// The ref a checkout pushes as: `--store-ref`, else its branch (`detached-<commit>` on
@@ -87,7 +87,7 @@ pub fn ref_name(cli: &Cli, root: &Path) -> String {
         .map(str::trim)
         .filter(|r| !r.is_empty())
         .map(str::to_string)
-        .or_else(|| iret_index::history::branch_of(root))
+        .or_else(|| maintain::branch_of(root))
         .unwrap_or_else(|| "default".into())
 }
 
