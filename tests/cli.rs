@@ -935,6 +935,46 @@ fn bench_completes_an_index_a_killed_build_left_as_a_tier_before_scoring_it() {
     assert!(m["static_tier"].is_null(), "{m}");
 }
 
+#[test]
+fn bench_help_lists_the_knobs_and_a_wrong_override_names_the_keys() {
+    let help = run(iret().args(["bench", "--help"]));
+    let text = String::from_utf8_lossy(&help.stdout);
+    for line in [
+        "vw     vector_weight = 0.6 (dispatch)",
+        "eno    enough = 3 (loop)",
+        "irr    irrelevant = 0.2 (refine)",
+    ] {
+        assert!(text.contains(line), "{line:?} missing from:\n{text}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let dataset = question_set(
+        dir.path(),
+        "x",
+        r#"[{"name": "x", "language": "typescript"}]"#,
+        r#"[{"query": "q", "relevant": ["a.ts"]}]"#,
+    );
+    let bench = |mode: &str| {
+        iret()
+            .args(["bench", "--modes", mode, "--dataset"])
+            .arg(&dataset)
+            .arg("--corpora")
+            .arg(dir.path().join("corpora"))
+            .output()
+            .unwrap()
+    };
+    let out = bench("hybrid@nope=1");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.contains("unknown override key \"nope\"") && err.contains(" vw "),
+        "{err}"
+    );
+    let out = bench("iterative@eno=2.5");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("not a count"), "{err}");
+}
+
 /// A semble-format set of one repository under `dir`: its repos.json and annotations.
 fn question_set(dir: &std::path::Path, name: &str, repos: &str, tasks: &str) -> std::path::PathBuf {
     let dataset = dir.join("set");
