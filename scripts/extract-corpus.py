@@ -3,7 +3,7 @@
 
 Usage:
   scripts/extract-corpus.py --repos ../shared/bench/semble/repos.json \
-      --mirrors /work/.mirror --out ~/.cache/iret-corpora [--only NAME ...]
+      --mirrors MIRRORS --out CORPORA [--only NAME ...]
 
 For each repo in repos.json, finds the mirror `<mirrors>/<owner>+<name>/repo`
 (a bare git directory), lists `<revision>:<benchmark_root>` with
@@ -73,7 +73,7 @@ def extract(git_dir, revision, root, dest):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repos", required=True, help="repos.json of the benchmark")
-    ap.add_argument("--mirrors", default="/work/.mirror", help="folder of fetch mirrors")
+    ap.add_argument("--mirrors", required=True, help="folder of fetch mirrors (<owner>+<name>/repo)")
     ap.add_argument("--out", required=True, help="cache folder for extracted corpora")
     ap.add_argument("--only", nargs="*", help="repo names to extract (default: all)")
     ap.add_argument("--allow-head-fallback", action="store_true",

@@ -19,8 +19,8 @@ client's MCP root; paths outside them refused; an edit in each seen by the next 
 
 Latency and tokens through the server over a semble-format benchmark (warm: one
 untimed call per repo first; every query is a `retrieve` call with default arguments):
-  scripts/mcp-bench.py --dataset ../shared/bench/semble --corpora /work/cache/corpora \
-      --index-root /work/cache/idx0 [--repos a,b] [--json out.json]
+  scripts/mcp-bench.py --dataset ../shared/bench/semble --corpora CORPORA \
+      --index-root IDX [--repos a,b] [--json out.json]
 
 Reports per call: wall time client-side (request to parsed response), the tokens of the
 answer and of the code in it (`budget.tokens`, `budget.code_tokens`, counted by the server

@@ -2,8 +2,8 @@
 # The scale run of docs/journal/benchmarks.md: a cold index of TREE into a fresh INDEX folder with a
 # search 3 s into it, then a one-file edit, a no-change refresh, a warm whole-process
 # search, and the size on disk. Prints each figure; IRET (default target/release/iret).
-#   scripts/scale-bench.sh /work/cache/all20 /tmp/scale-index
-# (/work/cache/all20: the 20 extracted dev corpora copied side by side into one folder.)
+#   scripts/scale-bench.sh ALL20 INDEX
+# (ALL20: the 20 extracted dev corpora copied side by side into one folder.)
 # The edit appends a comment line to one file of TREE (the first source file found).
 set -euo pipefail
 tree=${1:?usage: scale-bench.sh TREE INDEX_DIR}

@@ -6,7 +6,7 @@ under lib/ as in its repository) dated before the instance's pull request (by it
 approximate), NOT its base commit. For A/B comparisons of builds only: its figures are
 not the protocol's (../shared/bench/swebench-dev/README.md).
 
-Usage: scripts/swe-proxy.py [--bench ../shared/bench/swebench-dev] [--out /work/cache/proxy]
+Usage: scripts/swe-proxy.py --bench SETS/swebench-dev --out OUT
 then: iret bench --dataset OUT/dataset --mirrors OUT/mirrors --corpora OUT/checkouts \
           --index-root OUT/idx --modes iterative,hybrid
 Each release is one commit of a local git repository (OUT/mirrors/<owner>+<name>/repo);
@@ -15,8 +15,8 @@ ever committed."""
 import argparse, json, os, subprocess, sys, tarfile, zipfile, shutil
 
 ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-ap.add_argument("--bench", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/bench/swebench-dev"))
-ap.add_argument("--out", default="/work/cache/proxy")
+ap.add_argument("--bench", required=True, help="the swebench-dev set (repos.json + annotations/)")
+ap.add_argument("--out", required=True)
 ARGS = ap.parse_args()
 BENCH = ARGS.bench
 OUT = ARGS.out

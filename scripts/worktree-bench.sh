@@ -4,7 +4,7 @@
 # earlier; each folder from no .iret, the embedding cache fresh at the start.
 #
 #   scripts/worktree-bench.sh BIN LABEL REPO_GIT [WORK_DIR] [BACK]
-#   scripts/worktree-bench.sh target/release/iret new /work/.mirror/serde-rs+serde/repo /work/cache/wt 20
+#   scripts/worktree-bench.sh target/release/iret new MIRRORS/serde-rs+serde/repo WORK 20
 #
 # Prints one line per folder: wall seconds and iret's summary (embedded / cached counts).
 # (Session 8's side by side: docs/journal/benchmarks.md, "one embedding cache per machine".)

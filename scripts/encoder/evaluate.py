@@ -3,7 +3,7 @@
 (a mined history, or a localisation dataset such as SWE-bench dev): per task, the files of
 its pool ranked by their best chunk's cosine; Recall@10, Acc@1 and Acc@5, per repository.
 
-    python3 scripts/encoder/evaluate.py --pairs /work/cache/qm/swe --map models/query-map
+    python3 scripts/encoder/evaluate.py --pairs PAIRS --map models/query-map
 """
 import argparse
 import importlib.util

@@ -5,7 +5,7 @@
 the whole index searched) with the vector leg alone (every ranking signal off), the dense
 mode, and both again through the map. Prints Recall@10 and Acc@k per mode over all tasks.
 
-    python3 scripts/encoder/heldout.py --map /work/cache/qm/h0
+    python3 scripts/encoder/heldout.py --map MAP --mirrors MIRRORS --work WORK --out OUT
 """
 import argparse
 import json
@@ -27,9 +27,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--iret", default=str(ROOT / "target/release/iret"))
     ap.add_argument("--map", required=True, help="a folder train.py --hold-out-fold wrote")
-    ap.add_argument("--mirrors", default="/work/.mirror")
-    ap.add_argument("--work", default="/work/cache/mine")
-    ap.add_argument("--out", default="/work/cache/qm/heldout")
+    ap.add_argument("--mirrors", required=True, help="git mirrors, <owner>+<name>/repo")
+    ap.add_argument("--work", required=True, help="the mining checkouts and indexes")
+    ap.add_argument("--out", required=True)
     ap.add_argument("--modes", default=f"dense{RAW},dense-tuned{RAW},dense,dense-tuned")
     args = ap.parse_args()
     repos = Path(args.map, "heldout.txt").read_text().split()

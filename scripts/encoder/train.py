@@ -17,7 +17,7 @@ leg's Recall@10, Acc@1 and Acc@5 over files, shipped against tuned, within each 
 Then trained on every repository and written to --model (default models/query-map/):
 map.bin (W row-major, then b; little-endian f32), manifest.json, cv.json, PROVENANCE.md.
 
-    python3 scripts/encoder/train.py --pairs /work/cache/pairs --model models/query-map
+    python3 scripts/encoder/train.py --pairs PAIRS --mined DATA --model models/query-map
 """
 import argparse
 import hashlib
@@ -209,8 +209,8 @@ def trainable(tasks, top):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pairs", action="append",
-                    help="a folder of pairs (repeatable; default /work/cache/pairs); validation "
+    ap.add_argument("--pairs", action="append", required=True,
+                    help="a folder of pairs (repeatable); validation "
                          "figures count commit tasks only, so docstring pairs "
                          "(pairs.py --docstrings) can be added to training alone")
     ap.add_argument("--model", default=str(ROOT / "models/query-map"))
@@ -230,9 +230,12 @@ def main():
                     help="skip validation; train on every fold but this one and list its "
                          "repositories in heldout.txt (to measure the map through iret bench)")
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole run")
+    ap.add_argument("--mined", type=Path, default=None,
+                    help="the training tool's mined data folder: its provenance.json names the "
+                         "mined repositories and commits in the map's PROVENANCE (without it, "
+                         "PROVENANCE says they were not recorded)")
     args = ap.parse_args()
     deadline = time.time() + args.time_limit
-    args.pairs = args.pairs or ["/work/cache/pairs"]
 
     started = time.time()
     mat_of, repos = load(args.pairs)
@@ -313,8 +316,10 @@ def base_model_id():
 
 def write_provenance(out, args, repos, cv, n_train, seconds):
     mined = {}
-    prov = Path("/work/cache/mine/data/provenance.json")
-    if prov.exists():
+    if args.mined is not None:
+        prov = args.mined / "provenance.json"
+        if not prov.exists():
+            sys.exit(f"train: --mined {args.mined} holds no provenance.json")
         mined = json.loads(prov.read_text()).get("repos", {})
     lines = [
         "# Query map: provenance",

