@@ -218,6 +218,21 @@ impl Engine {
             .clone()
     }
 
+    /// Gives back the pages of the index's mapped tables that earlier answers read, once
+    /// the process holds more than `budget` bytes of file-backed pages (a long-lived server
+    /// calls it after each answer: its resident memory then stays near `budget` plus what
+    /// one answer touches, not the sum of all it has read; the pages stay in the page
+    /// cache, so reading them again is a minor fault). Returns whether it released.
+    pub fn release_pages_above(&self, budget: u64) -> bool {
+        match iret_index::mapped::resident_file_bytes() {
+            Some(resident) if resident > budget => {
+                self.snapshot().index.release_pages();
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A newer generation than the snapshot's is live (another process wrote it): load it.
     fn reload_if_newer(&self) -> anyhow::Result<Arc<Corpus>> {
         let snap = self.snapshot();

@@ -211,6 +211,12 @@ impl Bm25 {
         )
     }
 
+    /// Gives back the mapped pages read so far ([`Bytes::release`]).
+    pub fn release(&self) {
+        self.terms.as_fst().as_inner().release();
+        self.data.release();
+    }
+
     fn from_bytes(dict: Bytes, data: Bytes, path: &Path) -> Result<Self, StoreError> {
         let terms = fst::Map::new(dict).map_err(|e| corrupt(path, e))?;
         if data.len() < HEADER || &data[..8] != MAGIC {

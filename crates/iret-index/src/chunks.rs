@@ -80,6 +80,13 @@ impl Chunks {
         Ok(chunks)
     }
 
+    /// Gives back the mapped pages read so far ([`Bytes::release`]).
+    pub fn release(&self) {
+        self.data.release();
+        self.offsets.release();
+        self.files.release();
+    }
+
     fn from_bytes(data: Bytes, offsets: Bytes, files: Bytes) -> Result<Self, &'static str> {
         if !offsets.len().is_multiple_of(8) || offsets.is_empty() {
             return Err("the chunk offsets are truncated");

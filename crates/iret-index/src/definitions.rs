@@ -72,6 +72,12 @@ impl Definitions {
         )
     }
 
+    /// Gives back the mapped pages read so far ([`Bytes::release`]).
+    pub fn release(&self) {
+        self.names.as_fst().as_inner().release();
+        self.data.release();
+    }
+
     fn from_bytes(dict: Bytes, data: Bytes, path: &Path) -> Result<Self, StoreError> {
         let names = fst::Map::new(dict).map_err(|e| corrupt(path, e))?;
         let n = names.len();

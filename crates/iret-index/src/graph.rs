@@ -136,6 +136,11 @@ impl Graph {
     }
 
     /// Reads the header and the section sizes (a few bytes per layer).
+    /// Gives back the mapped pages read so far ([`Bytes::release`]).
+    pub fn release(&self) {
+        self.bytes.release();
+    }
+
     fn parse(bytes: Bytes, dims: usize) -> Result<Self, &'static str> {
         const BAD: &str = "the graph's tables are truncated or disagree";
         if bytes.len() < HEADER || &bytes[..8] != MAGIC {

@@ -158,6 +158,16 @@ pub struct Index {
 }
 
 impl Index {
+    /// Gives back the pages of the mapped tables read so far: a long-lived reader's
+    /// resident memory is then what its current query touches, not every page earlier
+    /// queries read (those stay in the page cache, shared and reclaimable).
+    pub fn release_pages(&self) {
+        self.chunks.release();
+        self.bm25.release();
+        self.definitions.release();
+        self.vectors.release();
+    }
+
     /// Opens the live generation under `index_dir` (usually `<root>/.iret`).
     /// `model_id`, when given, must match the model the index was built with.
     pub fn open(index_dir: &Path, model_id: Option<&str>) -> Result<Self, StoreError> {

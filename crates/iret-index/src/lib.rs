@@ -7,7 +7,7 @@ pub mod definitions;
 mod graph;
 pub mod history;
 pub mod index;
-mod mapped;
+pub mod mapped;
 pub mod pipeline;
 pub mod profile;
 pub mod remote;

@@ -288,6 +288,15 @@ impl Vectors {
         Ok(Self::new(dims, rows, chunks, graph))
     }
 
+    /// Gives back the mapped pages of the rows and the graph read so far
+    /// ([`Bytes::release`]).
+    pub fn release(&self) {
+        self.rows.release();
+        if let Some(graph) = &self.graph {
+            graph.release();
+        }
+    }
+
     fn new(dims: usize, rows: Bytes, len: usize, graph: Option<Graph>) -> Self {
         let mut vectors = Self {
             dims,

@@ -77,6 +77,11 @@ pub struct IretServer {
     tool_router: ToolRouter<Self>,
 }
 
+/// File-backed pages (the mapped index) a server keeps resident between calls before it
+/// gives them back: about what a few loop answers on a large repository read (the Linux
+/// kernel's index: one `retrieve` reads some tens of MB of it).
+const MAPPED_BUDGET: u64 = 200 << 20;
+
 /// Runs `f` on the blocking pool (retrieval is CPU work) and turns errors into tool errors.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
@@ -106,7 +111,12 @@ impl IretServer {
         let roots = self.roots.clone();
         blocking(move || {
             let engine = roots.engine(root.as_deref())?;
-            f(&engine)
+            let answer = f(&engine);
+            // A server lives long and queries touch many pages of the mapped index: past
+            // the budget, give them back once the answer is made, so its resident memory
+            // does not grow with every page earlier calls read.
+            engine.release_pages_above(MAPPED_BUDGET);
+            answer
         })
         .await
     }
