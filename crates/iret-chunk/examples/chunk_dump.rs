@@ -1,6 +1,6 @@
 //! Every chunk of every file under the given folders, one `path<TAB>chunk JSON` line each
 //! (files sorted): two builds' dumps diffed show what a chunker change moves
-//! (`scripts/chunk-diff.sh`). `cargo run --release -p iret-chunk --example chunk_dump -- DIR…`
+//! (`diff` of the two outputs). `cargo run --release -p iret-chunk --example chunk_dump -- DIR…`
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,6 @@
 //! iret's embedder over texts from a JSON-lines file (one string per line), in the
 //! batches a build uses: texts/s, to set beside ONNX Runtime alone on the same texts
-//! (scripts/ort-ceiling.py). `cargo run --release -p iret-embed --example throughput -- texts.jsonl`
+//! (the journal's session figures). `cargo run --release -p iret-embed --example throughput -- texts.jsonl`
 use iret_embed::{Embedder, OnnxEmbedder};
 use std::io::BufRead;
 use std::time::Instant;

@@ -1,6 +1,6 @@
 //! Writes the texts a build of FOLDER embeds (chunk texts as the model sees them, then the
 //! vocabulary terms), one JSON string per line, for throughput harnesses that must run on
-//! the same texts as iret (`iret-embed`'s `throughput` example, scripts/ort-ceiling.py).
+//! the same texts as iret (`iret-embed`'s `throughput` example).
 //! `cargo run --release -p iret-index --example embedding_texts -- FOLDER > texts.jsonl`
 use iret_embed::FakeEmbedder;
 use iret_index::{pipeline::embedding_text, Index};
