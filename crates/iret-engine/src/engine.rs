@@ -675,13 +675,12 @@ fn loop_request(req: &RetrieveRequest) -> anyhow::Result<(Query, Options, usize)
     if req.task.trim().is_empty() {
         anyhow::bail!("the task is empty: say what you are looking for");
     }
-    let cycles = req.cycles.unwrap_or(Options::default().cycles as u32);
+    let defaults = Options::default();
+    let cycles = req.cycles.unwrap_or(defaults.cycles as u32);
     if !(1..=10).contains(&cycles) {
         anyhow::bail!("cycles must be 1 to 10 (got {cycles})");
     }
-    let min_relevance = req
-        .min_relevance
-        .unwrap_or(Options::default().min_relevance);
+    let min_relevance = req.min_relevance.unwrap_or(defaults.min_relevance);
     if !(0.0..=1.0).contains(&min_relevance) {
         anyhow::bail!("min_relevance must be between 0 and 1 (got {min_relevance})");
     }
@@ -694,7 +693,7 @@ fn loop_request(req: &RetrieveRequest) -> anyhow::Result<(Query, Options, usize)
     let opts = Options {
         cycles: cycles as usize,
         min_relevance,
-        ..Options::default()
+        ..defaults
     };
     Ok((query, opts, req.max_files.unwrap_or(10).max(1) as usize))
 }

@@ -220,11 +220,11 @@ knobs! {
         "How many of the strongest files (≥ 0.7) have their best chunk's calls followed.";
     // loop
     strong: f32 = 0.7, "str", "loop",
-        "The relevance that counts a file as strong for the stop rule.";
+        "The relevance that counts a file as strong: for the stop rule, and refine aims no bonus at a strong file.";
     enough: usize = 3, "eno", "loop",
         "The loop stops once this many files are strong and no critical gap remains.";
     related: f32 = 0.5, "rel", "loop",
-        "The lower bound of the related band: an excluded file never ranks above a file judged at least this relevant.";
+        "The lower bound of the related band: refine reads its gaps, harvest, neighbours and feedback from the files at or above it, and an excluded file never ranks above one.";
     later_cycles_weight: f32 = 0.15, "lcw", "loop",
         "Weight of what cycles after the first add to a file's dispatch standing in the final order (the first weighs 1).";
     relevance_weight: f32 = 0.15, "rw", "loop",

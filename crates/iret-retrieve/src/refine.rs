@@ -152,20 +152,23 @@ impl<'a> Refiner<'a> {
         if p.feedback_weight <= 0.0 || state.embedding.is_empty() {
             return;
         }
-        let feedback = feedback_vector(self.index(), evals, p.feedback_files);
+        let feedback = feedback_vector(self.index(), evals, p.related, p.feedback_files);
         if !feedback.is_empty() {
             state.embedding = join(&[state.embedding.clone(), feedback], p.feedback_weight);
         }
     }
 
-    /// Concepts that no related file (≥ 0.5) covers.
+    /// Concepts that no related file (≥ `Params::related`) covers.
     fn gaps(
         &self,
         concepts: &Concepts,
         evals: &[Evaluation],
         tokens: &mut FileTokens,
     ) -> Vec<String> {
-        let related: Vec<&Evaluation> = evals.iter().filter(|e| e.relevance >= 0.5).collect();
+        let related: Vec<&Evaluation> = evals
+            .iter()
+            .filter(|e| e.relevance >= self.params.related)
+            .collect();
         concepts
             .words
             .iter()
@@ -291,7 +294,7 @@ impl<'a> Refiner<'a> {
         let index = self.index();
         let strong: Vec<&Evaluation> = evals
             .iter()
-            .filter(|e| e.relevance >= 0.5)
+            .filter(|e| e.relevance >= self.params.related)
             .take(3)
             .collect();
         let n = index.bm25.num_docs().max(1) as f32;
@@ -375,17 +378,19 @@ impl<'a> Refiner<'a> {
         seen
     }
 
-    /// Import neighbours of the related files (≥ 0.5) get a bonus in the next dispatch,
+    /// Import neighbours of the related files (≥ `Params::related`) get a bonus in the next dispatch,
     /// unless already strong or excluded.
     fn aim_at_neighbours(&self, state: &mut State, evals: &[Evaluation]) -> Vec<String> {
         let related: Vec<u32> = evals
             .iter()
-            .filter(|e| e.relevance >= 0.5)
+            .filter(|e| e.relevance >= self.params.related)
             .map(|e| e.file)
             .collect();
         let mut aimed = Vec::new();
         for f in self.corpus.facts.imports.neighbours(&related) {
-            let strong = evals.iter().any(|e| e.file == f && e.relevance >= 0.7);
+            let strong = evals
+                .iter()
+                .any(|e| e.file == f && e.relevance >= self.params.strong);
             if !state.excluded.contains(&f)
                 && !strong
                 && state.focus.insert(f, self.params.focus_bonus).is_none()
@@ -479,11 +484,11 @@ fn focus_keywords(state: &mut State, concepts: &Concepts, added: &[String]) {
 }
 
 /// Feedback from the judged files: the mean of the best chunks' vectors of the files
-/// judged related (≥ 0.5), at most `files`, unit length; empty when none is.
-fn feedback_vector(index: &Index, evals: &[Evaluation], files: usize) -> Vec<f32> {
+/// judged related (≥ `related`), at most `files`, unit length; empty when none is.
+fn feedback_vector(index: &Index, evals: &[Evaluation], related: f32, files: usize) -> Vec<f32> {
     let best: Vec<Vec<f32>> = evals
         .iter()
-        .filter(|e| e.relevance >= 0.5)
+        .filter(|e| e.relevance >= related)
         .take(files)
         .filter_map(|e| e.chunks.first())
         .map(|c| index.vectors.row(c.chunk as usize))
