@@ -67,6 +67,12 @@ def add_arguments(ap):
     ap.add_argument("--calibrate-kinds",
                     help="the kinds whose held-out scores fit the calibration (comma-separated; "
                          "default: every kind read)")
+    ap.add_argument("--strong-recall", type=float, default=0.8,
+                    help="the share of held-out targets (each kind counting alike) whose "
+                         "relevance reaches 0.7, the band of files to read or change")
+    ap.add_argument("--weak-recall", type=float, default=0.98,
+                    help="the share of held-out targets whose relevance reaches 0.2 (below it "
+                         "the loop excludes a file)")
     ap.add_argument("--no-export", action="store_true", help="cross-validate only")
     ap.add_argument("--fold-models", metavar="DIR",
                     help="also write each fold's model (DIR/fold-K/) with the repositories "
@@ -174,19 +180,32 @@ def calibration_fit(t, oof, which):
     return calibration.fit(oof[idx], t.y[idx], regroup)
 
 
-def calibrated_oof(t, oof, fold_of, folds_n, kinds):
-    """Each fold's probabilities from a calibration fitted on the other folds' held-out
+def calibration_and_bands(t, oof, which, a):
+    """The calibration and the relevance bands fitted on the held-out scores of the tasks
+    `which`."""
+    ca, cb = calibration_fit(t, oof, which)
+    idx = np.concatenate([np.arange(*t.groups[i]) for i in which])
+    prob = np.concatenate([calibration.probabilities(oof[x:y], [(0, y - x)], ca, cb)
+                           for x, y in (t.groups[i] for i in which)])
+    kind = np.concatenate([np.full(t.groups[i][1] - t.groups[i][0], t.kind[i]) for i in which])
+    bands = calibration.fit_bands(prob, t.y[idx], kind, a.strong_recall, a.weak_recall)
+    return ca, cb, bands
+
+
+def calibrated_oof(t, oof, fold_of, folds_n, kinds, a):
+    """Each fold's relevance from a calibration and bands fitted on the other folds' held-out
     scores (of the tasks of `kinds`): calibration figures no fold fitted on itself."""
-    prob = np.zeros(len(t.y))
+    rel = np.zeros(len(t.y))
     for k in range(folds_n):
         other = [i for i in t.task_ids(kinds) if fold_of[t.repo[i]] != k]
         mine = [g for i, g in enumerate(t.groups) if fold_of[t.repo[i]] == k]
         if not other or not mine:
             continue
-        ca, cb = calibration_fit(t, oof, other)
-        for a, b in mine:
-            prob[a:b] = calibration.probabilities(oof[a:b], [(0, b - a)], ca, cb)
-    return prob
+        ca, cb, bands = calibration_and_bands(t, oof, other, a)
+        for x, y in mine:
+            p = calibration.probabilities(oof[x:y], [(0, y - x)], ca, cb)
+            rel[x:y] = calibration.relevance(p, bands)
+    return rel
 
 
 def run(a):
@@ -230,7 +249,7 @@ def run(a):
             langs.setdefault(int(t.X[t.groups[i][0], lang]), []).append(i)
         by_language[k] = {code: t.side_by_side(oof, idx) for code, idx in sorted(langs.items())}
     calib_kinds = set(a.calibrate_kinds.split(",")) if a.calibrate_kinds else None
-    prob = calibrated_oof(t, oof, fold_of, a.folds, calib_kinds)
+    prob = calibrated_oof(t, oof, fold_of, a.folds, calib_kinds, a)
     bands = {}
     for k in by_kind:
         rows = np.concatenate([np.arange(*t.groups[i]) for i in t.task_ids({k})])
@@ -255,18 +274,19 @@ def run(a):
     if a.save_oof:
         np.savez_compressed(a.save_oof, task=t.tasks, label=t.y, learned=oof, rules=t.rules(),
                             prob=prob)
-    ca, cb = calibration_fit(t, oof, t.task_ids(calib_kinds))
+    ca, cb, bands_fit = calibration_and_bands(t, oof, t.task_ids(calib_kinds), a)
+    cv["bands"] = bands_fit
     cv["calibrated_on"] = sorted(calib_kinds) if calib_kinds else "every kind"
     if a.fold_models:
         for k, (model, held) in enumerate(models):
             out = Path(a.fold_models) / f"fold-{k}"
-            write_model(lgb, model, names, out, ca, cb, a, X, check_rows=5000)
+            write_model(lgb, model, names, out, (ca, cb, bands_fit), a, X, check_rows=5000)
             (out / "heldout.json").write_text(json.dumps(held, indent=1))
     if a.no_export or not a.model:
         return cv
     final = fit(lgb, t, X, names, t.trainable(), weights, a.history_dropout, a.rounds, a.params)
     out = Path(a.model)
-    cv["onnx_check"] = write_model(lgb, final, names, out, ca, cb, a, X, check_rows=50_000)
+    cv["onnx_check"] = write_model(lgb, final, names, out, (ca, cb, bands_fit), a, X, check_rows=50_000)
     write_importance(final, names, X, t, out)
     (out / "cv.json").write_text(json.dumps(cv, indent=1) + "\n")
     write_provenance(out, a, cv, t, command(a))
@@ -274,14 +294,15 @@ def run(a):
     return cv
 
 
-def write_model(lgb, booster, names, out, ca, cb, a, X, check_rows):
+def write_model(lgb, booster, names, out, calib, a, X, check_rows):
+    ca, cb, bands = calib
     booster = export.float32_thresholds(lgb, booster)
     out.mkdir(parents=True, exist_ok=True)
     export.to_onnx(booster, len(names), out / "ranker.onnx")
     manifest = {
         "kind": "lightgbm-lambdarank",
         "features": names,
-        "calibration": {"a": ca, "b": cb},
+        "calibration": {"a": ca, "b": cb, "bands": bands},
         "trees": booster.num_trees(),
         "params": a.params,
         "rounds": a.rounds,
@@ -355,7 +376,10 @@ def write_provenance(out, a, cv, t, cmd):
         "- Tasks by kind: " + ", ".join(f"{k} {cv['kinds'][k]} ({KINDS[k]})" for k in kinds) + ".",
         f"- Kind weights (copies of each task in training): {cv['kind_weight']}; history dropout "
         f"{cv['history_dropout']}; LightGBM parameters {json.dumps(cv['params'])}.",
-        f"- Calibration fitted on the held-out scores of {cv.get('calibrated_on', 'every kind')}; "
+        f"- Calibration fitted on the held-out scores of {cv.get('calibrated_on', 'every kind')}, "
+        f"its probability placed in the relevance bands (0.7 where {a.strong_recall:.0%} of "
+        f"held-out targets reach, 0.2 where {a.weak_recall:.0%} do, each kind alike): "
+        f"{json.dumps(cv['bands'])}; "
         f"out of fold, of the candidates it scores >= 0.7, the share that are gold and the "
         f"share of gold reaching 0.7, per kind: {json.dumps(cv['calibration_oof'])}.",
         f"- Checked at training time: no repository of `{Path(a.excluded).name if a.excluded else '-'}`"

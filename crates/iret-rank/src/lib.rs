@@ -3,7 +3,8 @@
 //! exported to ONNX and run by the ONNX Runtime the embedder already bundles. It reads the
 //! features `iret_retrieve::ranking::Features` names that its manifest lists, by name and
 //! in the manifest's order (a model of a feature this build does not compute is refused),
-//! and calibrates its score to a probability with the manifest's Platt parameters.
+//! and calibrates its score to a probability with the manifest's Platt parameters, placed in
+//! the relevance bands the manifest names.
 //!
 //! The model's files (`models/ranker/ranker.onnx`, `manifest.json`) are compiled in;
 //! [`OnnxRanker::load`] reads another folder's.
@@ -32,11 +33,42 @@ pub struct Manifest {
 }
 
 /// `p = 1 / (1 + e^-(a · context + b))`, the context of a score within its task being
-/// [`calibration_inputs`].
+/// [`calibration_inputs`]; then `p` placed in the relevance bands.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Calibration {
     pub a: [f32; 3],
     pub b: f32,
+    /// Absent in a model trained before the bands: relevance is the probability itself.
+    #[serde(default)]
+    pub bands: Option<Bands>,
+}
+
+/// The probabilities that become relevance 0.2 and 0.7, placed by the training tool on
+/// held-out scores (0.7 where most targets reach, 0.2 where nearly all do): a task has few
+/// targets among dozens of candidates, so a probability alone would leave a target that
+/// leads its task below the band of files to read.
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct Bands {
+    pub weak: f32,
+    pub strong: f32,
+}
+
+impl Bands {
+    /// Piecewise linear through (0, 0), (weak, 0.2), (strong, 0.7), (1, 1); the training
+    /// tool's `calibration.relevance` (`training/tests/calibration_cases.json` holds both).
+    pub fn relevance(&self, p: f32) -> f32 {
+        let segment = |p: f32, (x0, y0): (f32, f32), (x1, y1): (f32, f32)| {
+            y0 + (y1 - y0) * ((p - x0) / (x1 - x0))
+        };
+        let p = p.clamp(0.0, 1.0);
+        if p <= self.weak {
+            segment(p, (0.0, 0.0), (self.weak, 0.2))
+        } else if p <= self.strong {
+            segment(p, (self.weak, 0.2), (self.strong, 0.7))
+        } else {
+            segment(p, (self.strong, 0.7), (1.0, 1.0))
+        }
+    }
 }
 
 /// What calibration reads of each score within one task's candidates: the score, its
@@ -188,13 +220,14 @@ impl Ranker for OnnxRanker {
         Ok(scores)
     }
 
-    fn probabilities(&self, scores: &[f32]) -> Vec<f32> {
+    fn relevance(&self, scores: &[f32]) -> Vec<f32> {
         let c = &self.manifest.calibration;
         calibration_inputs(scores)
             .iter()
             .map(|x| {
                 let z: f32 = x.iter().zip(&c.a).map(|(x, w)| x * w).sum::<f32>() + c.b;
-                1.0 / (1.0 + (-z).exp())
+                let p = 1.0 / (1.0 + (-z).exp());
+                c.bands.map_or(p, |b| b.relevance(p))
             })
             .collect()
     }
@@ -255,7 +288,7 @@ mod tests {
         let s = ranker.score(&[weak, strong]).unwrap();
         assert_eq!(s.len(), 2);
         assert!(s[1] > s[0], "{s:?}");
-        let p = ranker.probabilities(&s);
+        let p = ranker.relevance(&s);
         assert!((0.0..=1.0).contains(&p[0]) && p[1] > p[0], "{p:?}");
         assert!(ranker.score(&[]).unwrap().is_empty());
     }
@@ -295,10 +328,39 @@ mod tests {
             "../../../training/tests/calibration_cases.json"
         ))
         .unwrap();
-        for case in cases.as_array().unwrap() {
+        for case in cases
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c.get("scores").is_some())
+        {
             let scores: Vec<f32> = serde_json::from_value(case["scores"].clone()).unwrap();
             let want: Vec<[f32; 3]> = serde_json::from_value(case["inputs"].clone()).unwrap();
             assert_eq!(calibration_inputs(&scores), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn relevance_bands_agree_with_the_training_tool() {
+        let cases: serde_json::Value = serde_json::from_str(include_str!(
+            "../../../training/tests/calibration_cases.json"
+        ))
+        .unwrap();
+        let banded: Vec<&serde_json::Value> = cases
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c.get("bands").is_some())
+            .collect();
+        assert!(!banded.is_empty());
+        for case in banded {
+            let bands: Bands = serde_json::from_value(case["bands"].clone()).unwrap();
+            let p: Vec<f32> = serde_json::from_value(case["probabilities"].clone()).unwrap();
+            let want: Vec<f32> = serde_json::from_value(case["relevance"].clone()).unwrap();
+            for (p, want) in p.iter().zip(want) {
+                let got = bands.relevance(*p);
+                assert!((got - want).abs() < 1e-5, "{p} -> {got}, want {want}");
+            }
         }
     }
 

@@ -1,5 +1,5 @@
 //! The loop with a learned ranker: its candidates carry their features, the ranker's order
-//! is the answer's, and its probability is the answer's relevance. A test double ranks
+//! is the answer's, and its relevance is the answer's. A test double ranks
 //! by one feature, so what it reads is known.
 mod common;
 use common::{embedder, indexed, write};
@@ -39,7 +39,7 @@ impl Ranker for Reversed {
     fn score(&self, rows: &[Features]) -> anyhow::Result<Vec<f32>> {
         Ok(rows.iter().map(|f| f.rules_rank).collect())
     }
-    fn probabilities(&self, scores: &[f32]) -> Vec<f32> {
+    fn relevance(&self, scores: &[f32]) -> Vec<f32> {
         scores.iter().map(|s| (s / 10.0).min(1.0)).collect()
     }
 }

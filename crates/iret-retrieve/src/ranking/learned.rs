@@ -1,5 +1,5 @@
 //! A ranker learned from data over the same [`Features`] the rules weigh: it orders a
-//! loop's candidates, and its calibrated output (the probability that a file is one to
+//! loop's candidates, and its calibrated output (in the seed's bands: how likely a file is one to
 //! read or change) becomes their relevance. The trait is here; the shipped model
 //! (LightGBM trees run by ONNX Runtime) is `iret-rank`'s, and tests use their own.
 use super::candidates::{Candidate, Sighting};
@@ -13,12 +13,13 @@ pub trait Ranker: Send + Sync + std::fmt::Debug {
     fn id(&self) -> &str;
     /// One score per candidate, higher first.
     fn score(&self, rows: &[Features]) -> anyhow::Result<Vec<f32>>;
-    /// The probability that each candidate of one task, scored `scores`, is a target.
-    fn probabilities(&self, scores: &[f32]) -> Vec<f32>;
+    /// Each candidate's relevance in [0, 1], in the seed's bands (0.7 and above: a file to
+    /// read or change; below 0.2: irrelevant), from the scores of one task's candidates.
+    fn relevance(&self, scores: &[f32]) -> Vec<f32>;
 }
 
 /// The loop's answer in the ranker's order: every candidate, best first, its relevance
-/// the ranker's probability (two decimals, as evaluate's). A candidate evaluate never
+/// the ranker's relevance (two decimals, as evaluate's). A candidate evaluate never
 /// judged gets its judgement from its dispatch hit (no missing concepts known).
 pub(crate) fn order(
     ranker: &dyn Ranker,
@@ -36,10 +37,10 @@ pub(crate) fn order(
         scores.len(),
         candidates.len()
     );
-    let probabilities = ranker.probabilities(&scores);
+    let relevance = ranker.relevance(&scores);
     let mut ranked: Vec<(f32, f32, Candidate)> = scores
         .into_iter()
-        .zip(probabilities)
+        .zip(relevance)
         .zip(candidates)
         .map(|((s, p), c)| (s, p, c))
         .collect();
@@ -47,8 +48,8 @@ pub(crate) fn order(
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
     let mut judged: HashMap<u32, Evaluation> = evaluated.into_iter().map(|e| (e.file, e)).collect();
     let mut out = Vec::with_capacity(ranked.len());
-    for (_, probability, c) in &ranked {
-        let relevance = (probability * 100.0).round() / 100.0;
+    for (_, relevance, c) in &ranked {
+        let relevance = (relevance * 100.0).round() / 100.0;
         let eval = match judged.remove(&c.file) {
             Some(e) => Some(e),
             None => seen
