@@ -240,6 +240,9 @@ pub struct StatusAnswer {
     pub tier: String,
     /// Share of chunks with an embedding (1.0: the vector leg sees everything).
     pub embedded_share: f64,
+    /// While a build embeds: the seconds it has left at its rate so far.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding_eta_seconds: Option<u64>,
     pub bytes_on_disk: u64,
     pub generation: String,
     /// Commits of git history the index holds (0: none: not a git checkout).

@@ -628,6 +628,9 @@ impl Engine {
             } else {
                 round4(corpus.index.manifest.embedded_share() as f32)
             },
+            embedding_eta_seconds: iret_index::pipeline::Progress::read(&self.index_dir)
+                .and_then(|p| p.eta_seconds())
+                .map(|s| s.round() as u64),
             bytes_on_disk: s.bytes_on_disk,
             generation: s.generation,
             history_commits: s.history.commits,

@@ -45,6 +45,10 @@ pub const PROGRESS_FILE: &str = "embedding.json";
 pub struct Progress {
     pub embedded: usize,
     pub total: usize,
+    /// Seconds the embedding had run when this was written (0 from a build before it was
+    /// recorded).
+    #[serde(default)]
+    pub seconds: f64,
 }
 
 impl Progress {
@@ -56,6 +60,27 @@ impl Progress {
     /// Share of the texts embedded, 0 to 1.
     pub fn share(&self) -> f64 {
         (self.embedded as f64 / self.total.max(1) as f64).clamp(0.0, 1.0)
+    }
+
+    /// Seconds left at the rate so far (None before a rate is known).
+    pub fn eta_seconds(&self) -> Option<f64> {
+        (self.embedded > 0 && self.seconds > 0.0).then(|| {
+            let rate = self.embedded as f64 / self.seconds;
+            self.total.saturating_sub(self.embedded) as f64 / rate
+        })
+    }
+
+    /// "about 2 h 5 min left", "about 40 s left", or "" before a rate is known.
+    pub fn eta_text(&self) -> String {
+        let Some(s) = self.eta_seconds() else {
+            return String::new();
+        };
+        let s = s.round() as u64;
+        match s {
+            0..=59 => format!("about {s} s left"),
+            60..=3599 => format!("about {} min left", s.div_ceil(60)),
+            _ => format!("about {} h {} min left", s / 3600, (s % 3600) / 60),
+        }
     }
 }
 
@@ -313,28 +338,25 @@ fn run(
         history: &history,
         walk: walk_opts,
     };
-    let (fresh, embedded, fetched, mut notes) = if new.texts.is_empty() {
+    let (fresh, embedded, fetched, mut notes) = if new.is_empty() {
         (Vec::new(), 0, 0, Vec::new())
     } else {
         match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
             Embedded::Done(fresh, embedded, fetched, notes) => (fresh, embedded, fetched, notes),
             Embedded::Deferred(missing) => {
                 let mut report = updated(&asm, started, skipped);
-                report.cached = new.texts.len() - missing;
+                report.cached = new.len() - missing;
                 report.deferred = missing;
                 return Ok((report, None));
             }
         }
     };
     phases.mark("cache");
+    let new_texts = new.len();
+    let new_chunks = new.chunks;
+    drop(new);
     let old = (carried.vocab.as_ref(), carried.vectors.take());
-    let (vocab, flat) = flat_tables(
-        embedder,
-        &built,
-        (old.0, old.1.as_ref()),
-        &fresh,
-        new.chunks,
-    );
+    let (vocab, flat) = flat_tables(embedder, &built, (old.0, old.1.as_ref()), fresh, new_chunks);
     // A graph built from nothing is the longest step of a large cold build: the index is
     // live without it first (its vectors searched exactly), then with it.
     if old.1.is_none() && flat.len() > EXACT_UP_TO {
@@ -357,7 +379,7 @@ fn run(
     let report = BuildReport {
         embedded,
         fetched,
-        cached: new.texts.len() - embedded - fetched,
+        cached: new_texts - embedded - fetched,
         notes,
         nothing,
         ..updated(&asm, started, skipped)
@@ -389,13 +411,11 @@ fn flat_tables(
     embedder: &dyn Embedder,
     built: &Built,
     (old_vocab, old_vectors): (Option<&Vocab>, Option<&VectorsBuilder>),
-    fresh: &[f32],
+    fresh: Vec<f32>,
     new_chunks: usize,
 ) -> (Vocab, VectorsBuilder) {
     let dims = embedder.dims();
-    let (fresh_chunks, fresh_terms) = fresh.split_at(new_chunks * dims);
-    let vocab = built.vocab(old_vocab, fresh_terms, dims);
-    let data = built.vectors(old_vectors, fresh_chunks, dims);
+    let (vocab, data) = built.vocab_and_vectors(old_vocab, old_vectors, fresh, new_chunks, dims);
     (vocab, VectorsBuilder::new(dims, data))
 }
 
@@ -506,29 +526,59 @@ fn update_terms(terms: &mut TermCounts, asm: &Assembly) -> Vec<(String, u32)> {
 }
 
 /// What this build sends to the model (through the cache): the chunks of changed files
-/// that no previous chunk revives, then the terms that joined the vocabulary.
-struct NewTexts {
-    texts: Vec<String>,
+/// that no previous chunk revives, then the terms that joined the vocabulary. A chunk's
+/// text is made when asked for (`text`): a large tree's texts, all at once, would take as
+/// much memory again as its chunks.
+struct NewTexts<'a> {
+    asm: &'a Assembly,
+    /// Where each new chunk text's chunk sits in `asm.chunks`.
+    rows: Vec<u32>,
+    terms: Vec<String>,
     /// The first this-many texts are chunks.
     chunks: usize,
 }
 
-impl NewTexts {
-    fn of(asm: &Assembly, top: &[(String, u32)], old_terms: &HashMap<String, usize>) -> Self {
-        let mut texts: Vec<String> = asm
-            .new_chunks()
-            .par_iter()
-            .enumerate()
-            .filter(|(j, _)| !asm.revived.contains_key(&((asm.kept + j) as u32)))
-            .map(|(_, c)| embedding_text(&asm.files[c.file as usize].path, &c.symbol, &c.text))
+impl<'a> NewTexts<'a> {
+    fn of(asm: &'a Assembly, top: &[(String, u32)], old_terms: &HashMap<String, usize>) -> Self {
+        let rows: Vec<u32> = (asm.kept..asm.chunks.len())
+            .map(|j| j as u32)
+            .filter(|j| !asm.revived.contains_key(j))
             .collect();
-        let chunks = texts.len();
-        texts.extend(
-            top.iter()
-                .filter(|(t, _)| !old_terms.contains_key(t))
-                .map(|(t, _)| t.clone()),
-        );
-        Self { texts, chunks }
+        let terms: Vec<String> = top
+            .iter()
+            .filter(|(t, _)| !old_terms.contains_key(t))
+            .map(|(t, _)| t.clone())
+            .collect();
+        Self {
+            asm,
+            chunks: rows.len(),
+            rows,
+            terms,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.chunks + self.terms.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `i`-th text: a chunk's embedding text, or a term.
+    fn text(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        match self.rows.get(i) {
+            Some(&row) => {
+                let c = &self.asm.chunks[row as usize];
+                embedding_text(&self.asm.files[c.file as usize].path, &c.symbol, &c.text).into()
+            }
+            None => self.terms[i - self.chunks].as_str().into(),
+        }
+    }
+
+    /// The texts of `range`, made now.
+    fn texts(&self, range: std::ops::Range<usize>) -> Vec<String> {
+        range.map(|i| self.text(i).into_owned()).collect()
     }
 }
 
@@ -549,6 +599,28 @@ impl<'a> Built<'a> {
     /// The vocabulary: previous terms keep their vectors, new ones take `fresh` in order.
     fn vocab(&self, old: Option<&Vocab>, fresh: &[f32], dims: usize) -> Vocab {
         carry_vocab(self.top.to_vec(), self.old_terms, old, fresh, dims)
+    }
+
+    /// The vocabulary and the flat vectors from `fresh` (the new chunks' rows, then the new
+    /// terms'). A cold build's chunk rows are `fresh` itself, not a copy of it.
+    fn vocab_and_vectors(
+        &self,
+        old_vocab: Option<&Vocab>,
+        old_vectors: Option<&VectorsBuilder>,
+        mut fresh: Vec<f32>,
+        new_chunks: usize,
+        dims: usize,
+    ) -> (Vocab, Vec<f32>) {
+        let terms = fresh.split_off(new_chunks * dims);
+        let vocab = self.vocab(old_vocab, &terms, dims);
+        let a = self.asm;
+        let cold = old_vectors.is_none() && a.kept == 0 && fresh.len() == a.chunks.len() * dims;
+        let data = if cold {
+            fresh
+        } else {
+            self.vectors(old_vectors, &fresh, dims)
+        };
+        (vocab, data)
     }
 
     /// The flat vectors: kept and revived chunks carry theirs, new ones take `fresh`.
@@ -598,15 +670,17 @@ fn embed_new(
     phases: &mut Phases,
 ) -> Result<Embedded, BuildError> {
     if embedder.is_cheap() {
-        let vectors = embed_directly(&new.texts, embedder)?;
+        let vectors = embed_directly(new, embedder)?;
         phases.mark("embed");
-        return Ok(Embedded::Done(vectors, new.texts.len(), 0, Vec::new()));
+        return Ok(Embedded::Done(vectors, new.len(), 0, Vec::new()));
     }
     let shared = opts.embedding_cache.clone().unwrap_or_else(user_dir);
     let mut cache = EmbeddingCache::open(&shared, Some(&store.dir));
-    let refs: Vec<&str> = new.texts.iter().map(String::as_str).collect();
     let model = embedder.model_id();
-    let keys: Vec<[u8; 16]> = refs.par_iter().map(|t| key(model, t)).collect();
+    let keys: Vec<[u8; 16]> = (0..new.len())
+        .into_par_iter()
+        .map(|i| key(model, &new.text(i)))
+        .collect();
     cache.load(&keys);
     let fetched = match &opts.remote {
         Some(remote) => fetch_remote(remote.as_ref(), &keys, &mut cache, embedder.dims())?,
@@ -635,6 +709,8 @@ fn embed_new(
         }
     }
     let progress_file = store.dir.join(PROGRESS_FILE);
+    let texts = new.texts(0..new.len());
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let out = embed_all(
         &refs,
         &keys,
@@ -690,15 +766,17 @@ fn fetch_remote(
 }
 
 /// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
-fn embed_directly(texts: &[String], embedder: &dyn Embedder) -> Result<Vec<f32>, BuildError> {
+fn embed_directly(new: &NewTexts, embedder: &dyn Embedder) -> Result<Vec<f32>, BuildError> {
     // Into one flat table, each batch writing its own rows (one vector per text at once
-    // would double a large tree's vectors in memory).
+    // would double a large tree's vectors in memory) from its own texts, made for it.
     let dims = embedder.dims();
-    let mut flat = vec![0f32; texts.len() * dims];
+    let mut flat = vec![0f32; new.len() * dims];
     flat.par_chunks_mut(BATCH * dims.max(1))
-        .zip(texts.par_chunks(BATCH))
-        .try_for_each(|(rows, b)| {
-            let vectors = embedder.embed(&b.iter().map(String::as_str).collect::<Vec<_>>())?;
+        .enumerate()
+        .try_for_each(|(b, rows)| {
+            let start = b * BATCH;
+            let texts = new.texts(start..(start + BATCH).min(new.len()));
+            let vectors = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
             for (row, v) in rows.chunks_exact_mut(dims.max(1)).zip(vectors) {
                 row.copy_from_slice(&v);
             }
@@ -718,7 +796,7 @@ fn commit_keyword_tier(
     carried: &Carried,
 ) -> Result<(), BuildError> {
     let dims = embedder.dims();
-    let zero_terms = vec![0.0; (new.texts.len() - new.chunks) * dims];
+    let zero_terms = vec![0.0; (new.len() - new.chunks) * dims];
     let vocab = built.vocab(carried.vocab.as_ref(), &zero_terms, dims);
     let zero_chunks = vec![0.0; new.chunks * dims];
     let vectors = VectorsBuilder::new(
@@ -743,10 +821,9 @@ fn commit_static_tier(
     built: &Built,
 ) -> Result<(), BuildError> {
     let dims = fast.dims();
-    let all = embed_directly(&new.texts, fast)?;
-    let (chunk_vecs, term_vecs) = all.split_at(new.chunks * dims);
-    let vocab = built.vocab(None, term_vecs, dims);
-    let vectors = VectorsBuilder::new(dims, built.vectors(None, chunk_vecs, dims));
+    let all = embed_directly(new, fast)?;
+    let (vocab, data) = built.vocab_and_vectors(None, None, all, new.chunks, dims);
+    let vectors = VectorsBuilder::new(dims, data);
     let pending = built.asm.chunks.len();
     commit_tier(
         store,
@@ -934,6 +1011,7 @@ fn embed_all(
     } else {
         None
     };
+    let started = Instant::now();
     let mut last_checkpoint = Instant::now();
     let mut wait = CHECKPOINT_EVERY;
     let mut done = 0;
@@ -953,6 +1031,7 @@ fn embed_all(
             let note = Progress {
                 embedded: done,
                 total: missing.len(),
+                seconds: started.elapsed().as_secs_f64(),
             };
             let bytes = serde_json::to_vec(&note).expect("progress serialises");
             crate::store::write_atomic(progress_file, &bytes)?;
@@ -969,4 +1048,28 @@ fn embed_all(
         assert!(found, "every text was embedded");
     }
     Ok((flat, missing.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Progress;
+
+    #[test]
+    fn the_time_left_follows_the_rate_so_far() {
+        let p = |embedded, total, seconds| Progress {
+            embedded,
+            total,
+            seconds,
+        };
+        // 100 texts in 10 s: 900 more take 90 s.
+        assert_eq!(p(100, 1000, 10.0).eta_seconds(), Some(90.0));
+        assert_eq!(p(100, 1000, 10.0).eta_text(), "about 2 min left");
+        assert_eq!(p(100, 130, 10.0).eta_text(), "about 3 s left");
+        assert_eq!(p(1000, 800_000, 10.0).eta_text(), "about 2 h 13 min left");
+        // Nothing embedded yet, or a progress file from before the time was recorded.
+        assert_eq!(p(0, 1000, 10.0).eta_seconds(), None);
+        assert_eq!(p(100, 1000, 0.0).eta_text(), "");
+        let old: Progress = serde_json::from_str(r#"{"embedded": 5, "total": 9}"#).unwrap();
+        assert_eq!(old.eta_seconds(), None);
+    }
 }

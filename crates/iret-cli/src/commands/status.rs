@@ -47,8 +47,13 @@ pub fn run(cli: &crate::Cli, args: &Args) -> anyhow::Result<ExitCode> {
     match (s.pending_vectors, full.progress) {
         (0, _) => println!("embedded   all chunks"),
         (_, Some(p)) => println!(
-            "embedded   {tier}; a build is embedding ({} of {} texts done)",
-            p.embedded, p.total
+            "embedded   {tier}; a build is embedding ({} of {} texts done{})",
+            p.embedded,
+            p.total,
+            match p.eta_text() {
+                eta if eta.is_empty() => eta,
+                eta => format!(", {eta}"),
+            }
         ),
         (n, None) => {
             println!("embedded   {tier} ({n} chunks pending; `iret index` completes it)")
