@@ -302,6 +302,45 @@ pub(crate) fn write_generation(
     Ok((tmp, manifest))
 }
 
+/// The next generation of a live one that lacked its graph (`live`, written by
+/// [`write_generation`] from the same tables): its files taken as they are (hard links,
+/// copies where the file system has none), `vectors`' graph added. The rest of the tables
+/// need not be in memory to write it.
+pub(crate) fn with_graph(
+    store: &IndexDir,
+    live: &Path,
+    mut manifest: Manifest,
+    vectors: &crate::vectors::VectorsBuilder,
+) -> Result<(tempfile::TempDir, Manifest), StoreError> {
+    let tmp = store.begin()?;
+    let dir = tmp.path();
+    for name in manifest.sizes.keys() {
+        let (from, to) = (live.join(name), dir.join(name));
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to).map_err(crate::store::io_err(&from))?;
+        }
+    }
+    vectors.save_graph(dir)?;
+    manifest.sizes.clear();
+    for entry in std::fs::read_dir(dir)
+        .map_err(crate::store::io_err(dir))?
+        .flatten()
+    {
+        if let (Some(name), Ok(meta)) = (
+            entry.file_name().to_str().map(String::from),
+            entry.metadata(),
+        ) {
+            manifest.sizes.insert(name, meta.len());
+        }
+    }
+    manifest.built_unix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
+    std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
+    Ok((tmp, manifest))
+}
+
 /// The generation `commit` just made live, opened (its manifest as written).
 pub(crate) fn open_committed(gen: PathBuf, manifest: Manifest) -> Result<Index, StoreError> {
     Index::open_generation(gen, manifest)

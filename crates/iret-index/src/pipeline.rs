@@ -3,7 +3,8 @@ use crate::bm25::Bm25Builder;
 use crate::cache::{key, user_dir, EmbeddingCache};
 use crate::history::History;
 use crate::index::{
-    open_committed, write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables, TERMS_FILE,
+    open_committed, with_graph, write_generation, ChunkEntry, FileEntry, Index, Manifest, Tables,
+    TERMS_FILE,
 };
 use crate::profile::Phases;
 use crate::store::{load_bin, IndexDir, StoreError, FORMAT_VERSION};
@@ -358,10 +359,37 @@ fn run(
     let old = (carried.vocab.as_ref(), carried.vectors.take());
     let (vocab, flat) = flat_tables(embedder, &built, (old.0, old.1.as_ref()), fresh, new_chunks);
     // A graph built from nothing is the longest step of a large cold build: the index is
-    // live without it first (its vectors searched exactly), then with it.
+    // live without it first (its vectors searched exactly), then with it. Once live, every
+    // table but the vectors is on disk, so it leaves memory before the graph is built, and
+    // the next generation takes those files as they are.
     if old.1.is_none() && flat.len() > EXACT_UP_TO {
-        commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
+        let (live, live_manifest) =
+            commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
         phases.mark("live");
+        notes.extend(history_note);
+        let nothing = why_empty(root, asm.files.len(), &skipped, walk_opts);
+        let report = BuildReport {
+            embedded,
+            fetched,
+            cached: new_texts - embedded - fetched,
+            notes,
+            nothing,
+            ..updated(&asm, started, skipped)
+        };
+        drop((asm, bm25, vocab, history, carried));
+        let mut flat = if embedder.is_cheap() {
+            flat.quick()
+        } else {
+            flat
+        };
+        flat.build_graph();
+        phases.mark("hnsw");
+        let (tmp, manifest) = with_graph(&store, &live, live_manifest, &flat)?;
+        drop(flat);
+        let generation = store.commit(tmp)?;
+        phases.mark("commit");
+        let index = open_committed(generation, manifest)?;
+        return Ok((report, Some(index)));
     }
     let vectors = graph_of(embedder, &built, flat, old.1);
     phases.mark("hnsw");
@@ -808,7 +836,7 @@ fn commit_keyword_tier(
     } else {
         new.chunks
     };
-    commit_tier(store, embedder, built, (&vocab, &vectors), pending, None)
+    commit_tier(store, embedder, built, (&vocab, &vectors), pending, None).map(|_| ())
 }
 
 /// The static tier of a cold build: every chunk and term embedded by the static model
@@ -833,6 +861,7 @@ fn commit_static_tier(
         pending,
         Some(fast),
     )
+    .map(|_| ())
 }
 
 /// Writes and commits a tier generation of `built` with these vocabulary and vectors,
@@ -845,7 +874,7 @@ fn commit_tier(
     (vocab, vectors): (&Vocab, &VectorsBuilder),
     pending: usize,
     fast: Option<&dyn Embedder>,
-) -> Result<(), BuildError> {
+) -> Result<(PathBuf, Manifest), BuildError> {
     let tables = built.tables(vocab, vectors);
     let skipped_files = built.asm.skipped_files.clone();
     let mut manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
@@ -854,9 +883,8 @@ fn commit_tier(
         manifest.dims = fast.dims();
         manifest.static_tier = Some(fast.model_id().to_string());
     }
-    let (tmp, _) = write_generation(store, manifest, &tables)?;
-    store.commit(tmp)?;
-    Ok(())
+    let (tmp, manifest) = write_generation(store, manifest, &tables)?;
+    Ok((store.commit(tmp)?, manifest))
 }
 
 /// The history of `root` at its HEAD, updated from the previous generation's; a

@@ -185,6 +185,12 @@ impl VectorsBuilder {
     /// dump, slot table and adjacency tables.
     pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
         save_f16(&dir.join(FLAT_FILE), &self.data)?;
+        self.save_graph(dir)
+    }
+
+    /// The graph's files alone (none without a graph): beside a generation's flat vectors
+    /// that are already on disk.
+    pub fn save_graph(&self, dir: &Path) -> Result<(), StoreError> {
         if let Some(h) = &self.hnsw {
             h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
             save_bin(&dir.join(SLOTS_FILE), &self.slots)?;

@@ -80,6 +80,31 @@ fn a_large_cold_build_is_live_before_its_graph_and_a_stopped_one_gets_it_next_ti
     assert_eq!(manifest(before)["chunks"], report.chunks);
     assert!(!before.join(GRAPH).exists());
     assert!(live.join(GRAPH).is_file());
+    // The live generation took the graph-less one's tables as they were written (its
+    // build had let them go from memory) and added the graph's files.
+    let sizes = |gen: &Path| manifest(gen)["sizes"].as_object().unwrap().clone();
+    let (old_sizes, new_sizes) = (sizes(before), sizes(live));
+    for (name, len) in &old_sizes {
+        assert_eq!(new_sizes.get(name), Some(len), "{name}");
+        assert_eq!(
+            std::fs::read(before.join(name)).unwrap(),
+            std::fs::read(live.join(name)).unwrap(),
+            "{name}"
+        );
+    }
+    assert!(new_sizes.contains_key(GRAPH), "{new_sizes:?}");
+    let strip = |gen: &Path| {
+        let mut m = manifest(gen);
+        let o = m.as_object_mut().unwrap();
+        o.remove("sizes");
+        o.remove("built_unix");
+        m
+    };
+    assert_eq!(
+        strip(before),
+        strip(live),
+        "the same manifest but for the files"
+    );
 
     // A build stopped after the first commit: only the graph-less generation is live.
     std::fs::remove_dir_all(live).unwrap();
