@@ -114,8 +114,10 @@ impl Bm25Builder {
         self.postings.iter().map(|(t, p)| (t.as_str(), p.len()))
     }
 
-    /// The two files of the served form: the term dictionary and the postings.
-    fn encode(&self) -> (Vec<u8>, Vec<u8>) {
+    /// The served form: the term dictionary (returned) and the postings, written to `out`
+    /// as they are read from the lists (a large tree's postings file is hundreds of
+    /// megabytes: never a second copy of them in memory).
+    fn encode_into(&self, out: &mut impl std::io::Write) -> std::io::Result<Vec<u8>> {
         let mut terms: Vec<(&String, &Vec<(u32, u16)>)> = self.postings.iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut dict = fst::MapBuilder::memory();
@@ -123,44 +125,49 @@ impl Bm25Builder {
             dict.insert(term.as_bytes(), ord as u64)
                 .expect("terms are distinct and sorted");
         }
-        let total: usize = terms.iter().map(|(_, l)| l.len()).sum();
-        let mut data =
-            Vec::with_capacity(HEADER + 4 * self.doc_len.len() + 8 * (terms.len() + 1) + 6 * total);
-        data.extend_from_slice(MAGIC);
-        put_u64s(&mut data, [self.doc_len.len() as u64, terms.len() as u64]);
-        put_u32s(&mut data, [self.avg_len.to_bits(), 0]);
-        put_u32s(&mut data, self.doc_len.iter().copied());
+        let mut head = Vec::with_capacity(HEADER + 4 * self.doc_len.len() + 8 * (terms.len() + 1));
+        head.extend_from_slice(MAGIC);
+        put_u64s(&mut head, [self.doc_len.len() as u64, terms.len() as u64]);
+        put_u32s(&mut head, [self.avg_len.to_bits(), 0]);
+        put_u32s(&mut head, self.doc_len.iter().copied());
         let mut at = 0u64;
         put_u64s(
-            &mut data,
+            &mut head,
             std::iter::once(0).chain(terms.iter().map(|(_, l)| {
                 at += l.len() as u64;
                 at
             })),
         );
+        out.write_all(&head)?;
+        drop(head);
+        let mut entry = [0u8; ENTRY];
         for (_, list) in terms {
             for &(doc, tf) in list {
-                data.extend_from_slice(&doc.to_le_bytes());
-                data.extend_from_slice(&tf.to_le_bytes());
+                entry[..4].copy_from_slice(&doc.to_le_bytes());
+                entry[4..].copy_from_slice(&tf.to_le_bytes());
+                out.write_all(&entry)?;
             }
         }
-        (dict.into_inner().expect("an in-memory map"), data)
+        Ok(dict.into_inner().expect("an in-memory map"))
     }
 
     /// The served form, in memory.
     pub fn freeze(&self) -> Bm25 {
-        let (dict, data) = self.encode();
+        let mut data = Vec::new();
+        let dict = self.encode_into(&mut data).expect("writing to memory");
         Bm25::from_bytes(Bytes::Owned(dict), Bytes::Owned(data), Path::new("bm25"))
             .expect("a table just encoded reads back")
     }
 
     /// Writes the served form into a generation's folder.
     pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
-        let (dict, data) = self.encode();
-        for (name, bytes) in [(DICT_FILE, dict), (DATA_FILE, data)] {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(io_err(&path))?;
-        }
+        let path = dir.join(DATA_FILE);
+        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
+        let mut out = std::io::BufWriter::new(file);
+        let dict = self.encode_into(&mut out).map_err(io_err(&path))?;
+        std::io::Write::flush(&mut out).map_err(io_err(&path))?;
+        let path = dir.join(DICT_FILE);
+        std::fs::write(&path, dict).map_err(io_err(&path))?;
         Ok(())
     }
 }
