@@ -30,7 +30,7 @@ fn score(c: &mut Criterion) {
     c.bench_function("ranker/score_70", |b| {
         b.iter(|| {
             let s = ranker.score(&candidates).unwrap();
-            ranker.probabilities(&s)
+            ranker.relevance(&s)
         })
     });
 }
