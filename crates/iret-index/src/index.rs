@@ -286,6 +286,13 @@ pub(crate) fn write_generation(
     manifest.history_head = t.history.head.clone();
     manifest.history_commits = t.history.commits.len();
     t.vectors.save(dir)?;
+    finish_manifest(dir, &mut manifest)?;
+    Ok((tmp, manifest))
+}
+
+/// Records the size of every file written into `dir` in the manifest, and writes it there.
+fn finish_manifest(dir: &Path, manifest: &mut Manifest) -> Result<(), StoreError> {
+    manifest.sizes.clear();
     for entry in std::fs::read_dir(dir)
         .map_err(crate::store::io_err(dir))?
         .flatten()
@@ -297,9 +304,8 @@ pub(crate) fn write_generation(
             manifest.sizes.insert(name, meta.len());
         }
     }
-    let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-    std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
-    Ok((tmp, manifest))
+    let json = serde_json::to_vec_pretty(&*manifest).expect("manifest serialises");
+    std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))
 }
 
 /// The next generation of a live one that lacked its graph (`live`, written by
@@ -321,23 +327,10 @@ pub(crate) fn with_graph(
         }
     }
     vectors.save_graph(dir)?;
-    manifest.sizes.clear();
-    for entry in std::fs::read_dir(dir)
-        .map_err(crate::store::io_err(dir))?
-        .flatten()
-    {
-        if let (Some(name), Ok(meta)) = (
-            entry.file_name().to_str().map(String::from),
-            entry.metadata(),
-        ) {
-            manifest.sizes.insert(name, meta.len());
-        }
-    }
     manifest.built_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let json = serde_json::to_vec_pretty(&manifest).expect("manifest serialises");
-    std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))?;
+    finish_manifest(dir, &mut manifest)?;
     Ok((tmp, manifest))
 }
 

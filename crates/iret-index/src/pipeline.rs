@@ -358,6 +358,15 @@ fn run(
     drop(new);
     let old = (carried.vocab.as_ref(), carried.vectors.take());
     let (vocab, flat) = flat_tables(embedder, &built, (old.0, old.1.as_ref()), fresh, new_chunks);
+    notes.extend(history_note);
+    let mut report = BuildReport {
+        embedded,
+        fetched,
+        cached: new_texts - embedded - fetched,
+        notes,
+        nothing: why_empty(root, asm.files.len(), &skipped, walk_opts),
+        ..updated(&asm, started, skipped.clone())
+    };
     // A graph built from nothing is the longest step of a large cold build: the index is
     // live without it first (its vectors searched exactly), then with it. Once live, every
     // table but the vectors is on disk, so it leaves memory before the graph is built, and
@@ -366,16 +375,6 @@ fn run(
         let (live, live_manifest) =
             commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
         phases.mark("live");
-        notes.extend(history_note);
-        let nothing = why_empty(root, asm.files.len(), &skipped, walk_opts);
-        let report = BuildReport {
-            embedded,
-            fetched,
-            cached: new_texts - embedded - fetched,
-            notes,
-            nothing,
-            ..updated(&asm, started, skipped)
-        };
         drop((asm, bm25, vocab, history, carried));
         let mut flat = if embedder.is_cheap() {
             flat.quick()
@@ -389,6 +388,7 @@ fn run(
         let generation = store.commit(tmp)?;
         phases.mark("commit");
         let index = open_committed(generation, manifest)?;
+        report.seconds = started.elapsed().as_secs_f64();
         return Ok((report, Some(index)));
     }
     let vectors = graph_of(embedder, &built, flat, old.1);
@@ -401,19 +401,9 @@ fn run(
     phases.mark("write");
     let generation = store.commit(tmp)?;
     phases.mark("commit");
-
-    notes.extend(history_note);
-    let nothing = why_empty(root, asm.files.len(), &skipped, walk_opts);
-    let report = BuildReport {
-        embedded,
-        fetched,
-        cached: new_texts - embedded - fetched,
-        notes,
-        nothing,
-        ..updated(&asm, started, skipped)
-    };
     drop((asm, bm25, vectors, vocab, history));
     let index = open_committed(generation, manifest)?;
+    report.seconds = started.elapsed().as_secs_f64();
     Ok((report, Some(index)))
 }
 
