@@ -267,6 +267,7 @@ pub fn run_bench(cfg: &Config, embedder: Arc<dyn Embedder>) -> anyhow::Result<Ve
                     tier_only_above: None,
                     remote: None,
                     walk: None,
+                    segment_bytes: None,
                 };
                 let report = iret_index::build(&root, &index_dir, embedder.as_ref(), &opts)
                     .with_context(|| format!("indexing {}", repo.name))?;

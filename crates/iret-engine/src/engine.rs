@@ -357,6 +357,7 @@ impl Engine {
             tier_only_above: None,
             remote: self.remote.as_ref().map(|r| r.vectors.clone()),
             walk: None,
+            segment_bytes: None,
         };
         // The snapshot is shared with concurrent readers, so it cannot serve as the
         // starting point; the new generation comes back opened.
@@ -586,6 +587,7 @@ impl Engine {
                 tier_only_above: None,
                 remote,
                 walk: None,
+                segment_bytes: None,
             };
             // Locked: another process is completing it, which is as good.
             let _ = iret_index::build(&root, &dir, embedder.as_ref(), &opts);
@@ -832,6 +834,7 @@ fn open_or_build(
             tier_only_above: opts.tier_only_above,
             remote: opts.remote.as_ref().map(|r| r.vectors.clone()),
             walk: None,
+            segment_bytes: None,
         };
         match iret_index::refresh(root, index_dir, embedder, &build_opts, None) {
             Ok((report, built)) => {

@@ -22,7 +22,7 @@ impl Default for Bm25Params {
 /// [`Self::write`] turn it into the [`Bm25`] queries read.
 #[derive(Debug, Default)]
 pub struct Bm25Builder {
-    postings: foldhash::HashMap<String, Vec<(u32, u16)>>,
+    postings: foldhash::HashMap<String, Postings>,
     doc_len: Vec<u32>,
     avg_len: f32,
 }
@@ -40,7 +40,7 @@ impl Bm25Builder {
         postings.reserve(served.terms.len());
         let mut stream = served.terms.stream();
         while let Some((term, ord)) = fst::Streamer::next(&mut stream) {
-            let list: Vec<(u32, u16)> = served.entries(ord as usize).collect();
+            let list = Postings::of(served.entries(ord as usize));
             postings.insert(String::from_utf8_lossy(term).into_owned(), list);
         }
         Self {
@@ -61,9 +61,10 @@ impl Bm25Builder {
             }
             for (term, n) in tf {
                 match self.postings.get_mut(term) {
-                    Some(list) => list.push((id, n)),
+                    Some(list) => list.push(id, n),
                     None => {
-                        self.postings.insert(term.to_string(), vec![(id, n)]);
+                        self.postings
+                            .insert(term.to_string(), Postings::of([(id, n)]));
                     }
                 }
             }
@@ -81,14 +82,11 @@ impl Bm25Builder {
             "one remap entry per document"
         );
         self.postings.retain(|_, list| {
-            list.retain_mut(|(doc, _)| match remap[*doc as usize] {
-                Some(new) => {
-                    *doc = new;
-                    true
-                }
-                None => false,
-            });
-            !list.is_empty()
+            *list = Postings::of(
+                list.iter()
+                    .filter_map(|(doc, tf)| remap[doc as usize].map(|new| (new, tf))),
+            );
+            list.len > 0
         });
         let mut doc_len = Vec::with_capacity(self.doc_len.len());
         for (len, keep) in self.doc_len.iter().zip(remap) {
@@ -111,14 +109,16 @@ impl Bm25Builder {
 
     /// Terms of the index and their document counts.
     pub fn terms(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.postings.iter().map(|(t, p)| (t.as_str(), p.len()))
+        self.postings
+            .iter()
+            .map(|(t, p)| (t.as_str(), p.len as usize))
     }
 
     /// The served form: the term dictionary (returned) and the postings, written to `out`
     /// as they are read from the lists (a large tree's postings file is hundreds of
     /// megabytes: never a second copy of them in memory).
     fn encode_into(&self, out: &mut impl std::io::Write) -> std::io::Result<Vec<u8>> {
-        let mut terms: Vec<(&String, &Vec<(u32, u16)>)> = self.postings.iter().collect();
+        let mut terms: Vec<(&String, &Postings)> = self.postings.iter().collect();
         terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
         let mut dict = fst::MapBuilder::memory();
         for (ord, (term, _)) in terms.iter().enumerate() {
@@ -134,7 +134,7 @@ impl Bm25Builder {
         put_u64s(
             &mut head,
             std::iter::once(0).chain(terms.iter().map(|(_, l)| {
-                at += l.len() as u64;
+                at += l.len as u64;
                 at
             })),
         );
@@ -142,7 +142,7 @@ impl Bm25Builder {
         drop(head);
         let mut entry = [0u8; ENTRY];
         for (_, list) in terms {
-            for &(doc, tf) in list {
+            for (doc, tf) in list.iter() {
                 entry[..4].copy_from_slice(&doc.to_le_bytes());
                 entry[4..].copy_from_slice(&tf.to_le_bytes());
                 out.write_all(&entry)?;
@@ -169,6 +169,72 @@ impl Bm25Builder {
         let path = dir.join(DICT_FILE);
         std::fs::write(&path, dict).map_err(io_err(&path))?;
         Ok(())
+    }
+}
+
+/// One term's postings as a build holds them: (document, term frequency) in document
+/// order, each a varint of the gap from the last document and a varint of the frequency
+/// (about 2.5 bytes an entry instead of 8: the Linux kernel's 50 million entries take
+/// 125 MB, not 400).
+#[derive(Debug, Default)]
+struct Postings {
+    bytes: Vec<u8>,
+    last: u32,
+    len: u32,
+}
+
+impl Postings {
+    fn of(entries: impl IntoIterator<Item = (u32, u16)>) -> Self {
+        let mut list = Self::default();
+        for (doc, tf) in entries {
+            list.push(doc, tf);
+        }
+        list.bytes.shrink_to_fit();
+        list
+    }
+
+    /// Appends a document after the last one.
+    fn push(&mut self, doc: u32, tf: u16) {
+        debug_assert!(self.len == 0 || doc > self.last, "documents in order");
+        put_varint(&mut self.bytes, doc - self.last);
+        put_varint(&mut self.bytes, tf as u32);
+        self.last = doc;
+        self.len += 1;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u32, u16)> + '_ {
+        let mut at = 0;
+        let mut doc = 0;
+        std::iter::from_fn(move || {
+            if at >= self.bytes.len() {
+                return None;
+            }
+            doc += varint(&self.bytes, &mut at);
+            let tf = varint(&self.bytes, &mut at) as u16;
+            Some((doc, tf))
+        })
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn varint(bytes: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*at];
+        *at += 1;
+        v |= ((b & 0x7f) as u32) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
     }
 }
 
@@ -363,6 +429,22 @@ impl Bm25 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn postings_read_back_as_pushed_whatever_the_gaps() {
+        let entries = vec![
+            (0u32, 1u16),
+            (1, u16::MAX),
+            (127, 3),
+            (128, 1),
+            (16_511, 2),
+            (u32::MAX - 1, 7),
+        ];
+        let list = Postings::of(entries.clone());
+        assert_eq!(list.len as usize, entries.len());
+        assert_eq!(list.iter().collect::<Vec<_>>(), entries);
+        assert!(Postings::default().iter().next().is_none());
+    }
     use std::collections::HashMap;
 
     fn docs(texts: &[&str]) -> Vec<Vec<String>> {

@@ -139,32 +139,13 @@ impl Chunks {
         .expect("a table just encoded reads back")
     }
 
-    /// Writes the table of `entries` into a generation's folder.
-    /// Records are streamed to the file (the table of a large tree is as large as its
-    /// source); the offsets and files are written whole.
+    /// Writes the table of `entries` into a generation's folder ([`ChunksWriter`]).
     pub fn write(dir: &Path, entries: &[ChunkEntry]) -> Result<(), StoreError> {
-        let path = dir.join(DATA_FILE);
-        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
-        let mut out = std::io::BufWriter::new(file);
-        let mut offsets = Vec::with_capacity(8 * (entries.len() + 1));
-        put_u64s(&mut offsets, [0]);
-        let mut at = 0u64;
-        let mut record = Vec::new();
+        let mut out = ChunksWriter::create(dir)?;
         for e in entries {
-            record.clear();
-            record = postcard::to_extend(e, record).expect("a chunk serialises");
-            std::io::Write::write_all(&mut out, &record).map_err(io_err(&path))?;
-            at += record.len() as u64;
-            put_u64s(&mut offsets, [at]);
+            out.push(e)?;
         }
-        std::io::Write::flush(&mut out).map_err(io_err(&path))?;
-        let mut files = Vec::with_capacity(4 * entries.len());
-        put_u32s(&mut files, entries.iter().map(|e| e.file));
-        for (name, bytes) in [(OFFSETS_FILE, offsets), (FILES_FILE, files)] {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(io_err(&path))?;
-        }
-        Ok(())
+        out.finish()
     }
 
     pub fn len(&self) -> usize {
@@ -196,6 +177,71 @@ impl Chunks {
     /// Every chunk, owned (a build updating this table).
     pub fn to_vec(&self) -> Vec<ChunkEntry> {
         self.iter().map(|c| c.to_entry()).collect()
+    }
+}
+
+/// The chunk table written as chunks arrive: records are streamed to the file (the table
+/// of a large tree is as large as its source); the offsets and files, 12 bytes a chunk,
+/// are written whole by [`Self::finish`].
+pub struct ChunksWriter {
+    out: std::io::BufWriter<std::fs::File>,
+    path: std::path::PathBuf,
+    offsets: Vec<u8>,
+    files: Vec<u8>,
+    at: u64,
+    record: Vec<u8>,
+}
+
+impl ChunksWriter {
+    pub fn create(dir: &Path) -> Result<Self, StoreError> {
+        let path = dir.join(DATA_FILE);
+        let file = std::fs::File::create(&path).map_err(io_err(&path))?;
+        let mut offsets = Vec::new();
+        put_u64s(&mut offsets, [0]);
+        Ok(Self {
+            out: std::io::BufWriter::new(file),
+            path,
+            offsets,
+            files: Vec::new(),
+            at: 0,
+            record: Vec::new(),
+        })
+    }
+
+    /// Appends one chunk's record.
+    pub fn push(&mut self, e: &ChunkEntry) -> Result<(), StoreError> {
+        self.record.clear();
+        self.record =
+            postcard::to_extend(e, std::mem::take(&mut self.record)).expect("a chunk serialises");
+        std::io::Write::write_all(&mut self.out, &self.record).map_err(io_err(&self.path))?;
+        self.at += self.record.len() as u64;
+        put_u64s(&mut self.offsets, [self.at]);
+        put_u32s(&mut self.files, [e.file]);
+        Ok(())
+    }
+
+    /// Chunks pushed so far.
+    pub fn len(&self) -> usize {
+        self.files.len() / 4
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Flushes the records and writes the offsets and files beside them.
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        std::io::Write::flush(&mut self.out).map_err(io_err(&self.path))?;
+        let dir = self
+            .path
+            .parent()
+            .expect("a file in a folder")
+            .to_path_buf();
+        for (name, bytes) in [(OFFSETS_FILE, self.offsets), (FILES_FILE, self.files)] {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).map_err(io_err(&path))?;
+        }
+        Ok(())
     }
 }
 

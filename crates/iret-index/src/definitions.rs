@@ -18,33 +18,11 @@ pub struct Definitions {
 
 impl Definitions {
     fn encode(chunks: &[ChunkEntry]) -> (Vec<u8>, Vec<u8>) {
-        let mut by_name: BTreeMap<String, Vec<u32>> = BTreeMap::new();
+        let mut names = DefinitionsBuilder::default();
         for c in chunks {
-            for d in &c.defines {
-                let files = by_name.entry(d.to_lowercase()).or_default();
-                if files.last() != Some(&c.file) {
-                    files.push(c.file);
-                }
-            }
+            names.add(c.file, &c.defines);
         }
-        let mut dict = fst::MapBuilder::memory();
-        for (ord, name) in by_name.keys().enumerate() {
-            dict.insert(name.as_bytes(), ord as u64)
-                .expect("names are distinct and sorted");
-        }
-        let mut data = Vec::new();
-        let mut at = 0u64;
-        put_u64s(
-            &mut data,
-            std::iter::once(0).chain(by_name.values().map(|f| {
-                at += f.len() as u64;
-                at
-            })),
-        );
-        for files in by_name.values() {
-            put_u32s(&mut data, files.iter().copied());
-        }
-        (dict.into_inner().expect("an in-memory map"), data)
+        names.encode()
     }
 
     /// The table of `chunks`, in memory.
@@ -56,11 +34,7 @@ impl Definitions {
 
     pub(crate) fn write(dir: &Path, chunks: &[ChunkEntry]) -> Result<(), StoreError> {
         let (dict, data) = Self::encode(chunks);
-        for (name, bytes) in [(DICT_FILE, dict), (DATA_FILE, data)] {
-            let path = dir.join(name);
-            std::fs::write(&path, bytes).map_err(io_err(&path))?;
-        }
-        Ok(())
+        write_files(dir, dict, data)
     }
 
     pub fn open(dir: &Path) -> Result<Self, StoreError> {
@@ -100,6 +74,61 @@ impl Definitions {
         let list = &self.data[base + 4 * start..base + 4 * end];
         Some((0..end - start).map(|i| u32_at(list, i)).collect())
     }
+}
+
+/// The definitions gathered chunk by chunk (in chunk order), for a build that does not
+/// hold its chunks.
+#[derive(Debug, Default)]
+pub(crate) struct DefinitionsBuilder {
+    by_name: BTreeMap<String, Vec<u32>>,
+}
+
+impl DefinitionsBuilder {
+    /// The names one chunk of `file` defines.
+    pub fn add(&mut self, file: u32, defines: &[String]) {
+        for d in defines {
+            let files = self.by_name.entry(d.to_lowercase()).or_default();
+            if files.last() != Some(&file) {
+                files.push(file);
+            }
+        }
+    }
+
+    fn encode(&self) -> (Vec<u8>, Vec<u8>) {
+        let by_name = &self.by_name;
+        let mut dict = fst::MapBuilder::memory();
+        for (ord, name) in by_name.keys().enumerate() {
+            dict.insert(name.as_bytes(), ord as u64)
+                .expect("names are distinct and sorted");
+        }
+        let mut data = Vec::new();
+        let mut at = 0u64;
+        put_u64s(
+            &mut data,
+            std::iter::once(0).chain(by_name.values().map(|f| {
+                at += f.len() as u64;
+                at
+            })),
+        );
+        for files in by_name.values() {
+            put_u32s(&mut data, files.iter().copied());
+        }
+        (dict.into_inner().expect("an in-memory map"), data)
+    }
+
+    /// Writes the table into a generation's folder.
+    pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
+        let (dict, data) = self.encode();
+        write_files(dir, dict, data)
+    }
+}
+
+fn write_files(dir: &Path, dict: Vec<u8>, data: Vec<u8>) -> Result<(), StoreError> {
+    for (name, bytes) in [(DICT_FILE, dict), (DATA_FILE, data)] {
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).map_err(io_err(&path))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -266,6 +266,13 @@ pub(crate) struct Tables<'a> {
     pub history: &'a History,
 }
 
+impl Tables<'_> {
+    /// How many files and chunks they hold.
+    pub fn counts(&self) -> (usize, usize) {
+        (self.files.len(), self.chunks.len())
+    }
+}
+
 /// Writes a generation into a fresh folder of `store` (the manifest last, with the size
 /// of every file, and returned as written); [`IndexDir::commit`] then makes it live and
 /// [`open_committed`] opens it.
@@ -291,7 +298,7 @@ pub(crate) fn write_generation(
 }
 
 /// Records the size of every file written into `dir` in the manifest, and writes it there.
-fn finish_manifest(dir: &Path, manifest: &mut Manifest) -> Result<(), StoreError> {
+pub(crate) fn finish_manifest(dir: &Path, manifest: &mut Manifest) -> Result<(), StoreError> {
     manifest.sizes.clear();
     for entry in std::fs::read_dir(dir)
         .map_err(crate::store::io_err(dir))?
@@ -308,15 +315,15 @@ fn finish_manifest(dir: &Path, manifest: &mut Manifest) -> Result<(), StoreError
     std::fs::write(dir.join("manifest.json"), json).map_err(crate::store::io_err(dir))
 }
 
-/// The next generation of a live one that lacked its graph (`live`, written by
-/// [`write_generation`] from the same tables): its files taken as they are (hard links,
-/// copies where the file system has none), `vectors`' graph added. The rest of the tables
-/// need not be in memory to write it.
+/// The next generation of a live one that lacked its graph (`live`): its files taken as
+/// they are (hard links, copies where the file system has none), and the graph
+/// [`VectorsBuilder::graph_from_file`] builds from its vectors. No table need be in
+/// memory to write it.
 pub(crate) fn with_graph(
     store: &IndexDir,
     live: &Path,
     mut manifest: Manifest,
-    vectors: &crate::vectors::VectorsBuilder,
+    quick: bool,
 ) -> Result<(tempfile::TempDir, Manifest), StoreError> {
     let tmp = store.begin()?;
     let dir = tmp.path();
@@ -326,7 +333,7 @@ pub(crate) fn with_graph(
             std::fs::copy(&from, &to).map_err(crate::store::io_err(&from))?;
         }
     }
-    vectors.save_graph(dir)?;
+    VectorsBuilder::graph_from_file(live, manifest.dims, manifest.chunks, quick, dir)?;
     manifest.built_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

@@ -106,6 +106,9 @@ pub struct BuildOptions {
     /// How to walk the tree; `None`: as the live index was built (the default for a new
     /// one).
     pub walk: Option<WalkOptions>,
+    /// Source bytes a cold build with a cheap model reads, chunks and writes at once
+    /// (`None`: [`crate::stream::SEGMENT_BYTES`]).
+    pub segment_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone)]
@@ -309,6 +312,12 @@ fn run(
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
+    if previous.is_none() && embedder.is_cheap() {
+        let at = (started, &mut phases);
+        return crate::stream::build(
+            root, &store, &walked, embedder, opts, walk_opts, skipped, at,
+        );
+    }
 
     // Decide per file, reading and chunking only what changed (in parallel, order kept);
     // previous chunks of reused files keep their order (renumbered), new ones follow.
@@ -375,16 +384,10 @@ fn run(
         let (live, live_manifest) =
             commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
         phases.mark("live");
-        drop((asm, bm25, vocab, history, carried));
-        let mut flat = if embedder.is_cheap() {
-            flat.quick()
-        } else {
-            flat
-        };
-        flat.build_graph();
+        drop((asm, bm25, vocab, history, carried, flat));
+        crate::memory::give_back();
+        let (tmp, manifest) = with_graph(&store, &live, live_manifest, embedder.is_cheap())?;
         phases.mark("hnsw");
-        let (tmp, manifest) = with_graph(&store, &live, live_manifest, &flat)?;
-        drop(flat);
         let generation = store.commit(tmp)?;
         phases.mark("commit");
         let index = open_committed(generation, manifest)?;
@@ -395,7 +398,13 @@ fn run(
     phases.mark("hnsw");
 
     let tables = built.tables(&vocab, &vectors);
-    let mut manifest = manifest_of(embedder, &tables, &skipped, asm.skipped_files.clone(), 0);
+    let mut manifest = manifest_of(
+        embedder,
+        tables.counts(),
+        &skipped,
+        asm.skipped_files.clone(),
+        0,
+    );
     manifest.walk = walk_opts;
     let (tmp, manifest) = write_generation(&store, manifest, &tables)?;
     phases.mark("write");
@@ -533,14 +542,19 @@ fn update_terms(terms: &mut TermCounts, asm: &Assembly) -> Vec<(String, u32)> {
     for words in &asm.removed_words {
         terms.remove(words);
     }
-    // In batches: the words of every chunk of a large tree at once would take gigabytes.
-    for batch in asm.new_chunks().chunks(crate::update::TOKEN_BATCH) {
+    count_words(terms, asm.new_chunks());
+    terms.top(MAX_TERMS)
+}
+
+/// The words of `chunks` added to the term counts, in batches: the words of every chunk
+/// of a large tree at once would take gigabytes.
+pub(crate) fn count_words(terms: &mut TermCounts, chunks: &[ChunkEntry]) {
+    for batch in chunks.chunks(crate::update::TOKEN_BATCH) {
         let added: Vec<Vec<String>> = batch.par_iter().map(|c| chunk_words(&c.text)).collect();
         for words in added {
             terms.add(words);
         }
     }
-    terms.top(MAX_TERMS)
 }
 
 /// What this build sends to the model (through the cache): the chunks of changed files
@@ -785,15 +799,24 @@ fn fetch_remote(
 
 /// Every text embedded by a cheap model (a static table), in parallel: no cache, no tier.
 fn embed_directly(new: &NewTexts, embedder: &dyn Embedder) -> Result<Vec<f32>, BuildError> {
-    // Into one flat table, each batch writing its own rows (one vector per text at once
-    // would double a large tree's vectors in memory) from its own texts, made for it.
+    embed_rows(embedder, new.len(), |i| new.text(i).into_owned())
+}
+
+/// The vectors of `n` texts (`text(i)`, made batch by batch) by a cheap model, in
+/// parallel, into one flat table: each batch writes its own rows (one vector per text at
+/// once would double a large tree's vectors in memory).
+pub(crate) fn embed_rows(
+    embedder: &dyn Embedder,
+    n: usize,
+    text: impl Fn(usize) -> String + Sync,
+) -> Result<Vec<f32>, BuildError> {
     let dims = embedder.dims();
-    let mut flat = vec![0f32; new.len() * dims];
+    let mut flat = vec![0f32; n * dims];
     flat.par_chunks_mut(BATCH * dims.max(1))
         .enumerate()
         .try_for_each(|(b, rows)| {
             let start = b * BATCH;
-            let texts = new.texts(start..(start + BATCH).min(new.len()));
+            let texts: Vec<String> = (start..(start + BATCH).min(n)).map(&text).collect();
             let vectors = embedder.embed(&texts.iter().map(String::as_str).collect::<Vec<_>>())?;
             for (row, v) in rows.chunks_exact_mut(dims.max(1)).zip(vectors) {
                 row.copy_from_slice(&v);
@@ -867,7 +890,13 @@ fn commit_tier(
 ) -> Result<(PathBuf, Manifest), BuildError> {
     let tables = built.tables(vocab, vectors);
     let skipped_files = built.asm.skipped_files.clone();
-    let mut manifest = manifest_of(embedder, &tables, built.skipped, skipped_files, pending);
+    let mut manifest = manifest_of(
+        embedder,
+        tables.counts(),
+        built.skipped,
+        skipped_files,
+        pending,
+    );
     manifest.walk = built.walk;
     if let Some(fast) = fast {
         manifest.dims = fast.dims();
@@ -879,7 +908,7 @@ fn commit_tier(
 
 /// The history of `root` at its HEAD, updated from the previous generation's; a
 /// repository libgit2 cannot read builds without history (and says so in the report).
-fn read_history(root: &Path, previous: Option<History>) -> (History, Option<String>) {
+pub(crate) fn read_history(root: &Path, previous: Option<History>) -> (History, Option<String>) {
     match crate::history::update(root, previous) {
         Ok(h) => (h, None),
         Err(e) => (
@@ -890,9 +919,9 @@ fn read_history(root: &Path, previous: Option<History>) -> (History, Option<Stri
 }
 
 /// The manifest of a generation of these tables, `pending` chunks not embedded yet.
-fn manifest_of(
+pub(crate) fn manifest_of(
     embedder: &dyn Embedder,
-    tables: &Tables,
+    (files, chunks): (usize, usize),
     skipped: &BTreeMap<SkipReason, usize>,
     skipped_files: Vec<String>,
     pending: usize,
@@ -903,8 +932,8 @@ fn manifest_of(
         dims: embedder.dims(),
         chunker_version: CHUNKER_VERSION,
         tokenizer_version: crate::tokens::TOKENIZER_VERSION,
-        files: tables.files.len(),
-        chunks: tables.chunks.len(),
+        files,
+        chunks,
         skipped: skipped
             .iter()
             .map(|(r, n)| (r.label().to_string(), *n))

@@ -26,14 +26,23 @@ impl Phases {
     pub fn mark(&mut self, name: impl std::fmt::Display) {
         if self.on {
             eprintln!(
-                "iret: {:<12} {:>8.1} ms {}",
+                "iret: {:<12} {:>8.1} ms {}{}",
                 name.to_string(),
                 self.last.elapsed().as_secs_f64() * 1e3,
-                resident_mb().map_or(String::new(), |mb| format!("{mb:>7} MB resident"))
+                resident_mb().map_or(String::new(), |mb| format!("{mb:>7} MB resident")),
+                peak_mb().map_or(String::new(), |mb| format!(", {mb} MB at most so far"))
             );
         }
         self.last = Instant::now();
     }
+}
+
+/// This process's highest resident memory so far (Linux: `VmHWM` in `/proc/self/status`).
+fn peak_mb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024)
 }
 
 /// This process's resident memory (Linux: `/proc/self/statm`, pages of 4 KiB).

@@ -298,12 +298,37 @@ pub fn round_f16(v: &mut [f32]) {
 
 /// Streamed a block at a time (a large tree's vectors are hundreds of megabytes).
 pub(crate) fn save_f16(path: &Path, values: &[f32]) -> Result<(), StoreError> {
-    let file = File::create(path).map_err(io_err(path))?;
-    let mut w = BufWriter::new(file);
+    let mut w = F16Writer::create(path)?;
     for block in values.chunks(1 << 16) {
-        w.write_all(&f16_bytes(block)).map_err(io_err(path))?;
+        w.push(block)?;
     }
-    w.flush().map_err(io_err(path))
+    w.finish()
+}
+
+/// A file of f16 values written as they come ([`save_f16`]'s format).
+pub(crate) struct F16Writer {
+    out: BufWriter<File>,
+    path: std::path::PathBuf,
+}
+
+impl F16Writer {
+    pub fn create(path: &Path) -> Result<Self, StoreError> {
+        let file = File::create(path).map_err(io_err(path))?;
+        Ok(Self {
+            out: BufWriter::new(file),
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn push(&mut self, values: &[f32]) -> Result<(), StoreError> {
+        self.out
+            .write_all(&f16_bytes(values))
+            .map_err(io_err(&self.path))
+    }
+
+    pub fn finish(mut self) -> Result<(), StoreError> {
+        self.out.flush().map_err(io_err(&self.path))
+    }
 }
 
 pub(crate) fn load_f16(path: &Path) -> Result<Vec<f32>, StoreError> {

@@ -366,14 +366,19 @@ pub(crate) fn update_bm25(
         }
         None => Bm25Builder::default(),
     };
-    for batch in new_chunks.chunks(TOKEN_BATCH) {
+    extend_bm25(&mut bm25, files, new_chunks);
+    bm25
+}
+
+/// `chunks` (of `files`) appended to the keyword postings, tokenized a batch at a time.
+pub(crate) fn extend_bm25(bm25: &mut Bm25Builder, files: &[FileEntry], chunks: &[ChunkEntry]) {
+    for batch in chunks.chunks(TOKEN_BATCH) {
         let docs: Vec<Vec<String>> = batch
             .par_iter()
             .map(|c| keyword_tokens(&files[c.file as usize].path, &c.symbol, &c.text))
             .collect();
         bm25.extend(&docs);
     }
-    bm25
 }
 
 /// The HNSW graph over `vectors`: the previous graph updated in place (its points of

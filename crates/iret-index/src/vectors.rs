@@ -33,7 +33,7 @@ const BASENAME: &str = "hnsw";
 const HNSW_LAYERS: usize = 16;
 const SLOTS_FILE: &str = "hnsw.slots";
 /// The vectors of a generation without a graph.
-const FLAT_FILE: &str = "vectors.f16";
+pub(crate) const FLAT_FILE: &str = "vectors.f16";
 pub use crate::graph::DEAD;
 /// Up to this many chunks a query scans every vector (a few milliseconds at 50,000 on one
 /// core: faster than the graph at `ef` = 400 and exact); above it, the graph answers.
@@ -191,17 +191,56 @@ impl VectorsBuilder {
     /// The graph's files alone (none without a graph): beside a generation's flat vectors
     /// that are already on disk.
     pub fn save_graph(&self, dir: &Path) -> Result<(), StoreError> {
-        if let Some(h) = &self.hnsw {
-            h.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
-            save_bin(&dir.join(SLOTS_FILE), &self.slots)?;
-            let path = dir.join(graph::FILE);
-            std::fs::write(
-                &path,
-                graph::encode(layers_of(h, &self.slots), &self.slots, self.dims),
-            )
-            .map_err(io_err(&path))?;
+        match &self.hnsw {
+            Some(h) => save_graph_files(dir, h, &self.slots, self.dims),
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// Builds the graph of a generation's flat vectors (`dir`'s `vectors.f16`, `n` rows of
+    /// `dims`), reading them from the mapped file a block at a time: only the graph is in
+    /// memory while it is built (its points are f16 copies of the rows, made by the
+    /// graph, as [`Self::build_graph`]'s are). Writes the graph's files into `out`.
+    pub fn graph_from_file(
+        dir: &Path,
+        dims: usize,
+        n: usize,
+        quick: bool,
+        out: &Path,
+    ) -> Result<(), StoreError> {
+        const BLOCK: usize = 1 << 15;
+        let path = dir.join(FLAT_FILE);
+        let rows = Bytes::open(&path, false)?;
+        if rows.len() != n * dims * 2 {
+            return Err(corrupt(&path, "vectors and chunks disagree"));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let effort = if quick {
+            EF_CONSTRUCTION_QUICK
+        } else {
+            EF_CONSTRUCTION
+        };
+        let hnsw = Hnsw::<f16, UnitDot>::new(MAX_CONNECTIONS, n, HNSW_LAYERS, effort, UnitDot);
+        let mut points = vec![f16::ZERO; BLOCK * dims];
+        for start in (0..n).step_by(BLOCK) {
+            let end = (start + BLOCK).min(n);
+            let block = &mut points[..(end - start) * dims];
+            let bytes = &rows[start * dims * 2..end * dims * 2];
+            for (p, b) in block.iter_mut().zip(bytes.chunks_exact(2)) {
+                *p = f16::from_le_bytes([b[0], b[1]]);
+            }
+            let batch: Vec<(&[f16], usize)> = block.chunks_exact(dims).zip(start..end).collect();
+            hnsw.parallel_insert_slice(&batch);
+            rows.release();
+        }
+        drop(points);
+        let slots: Vec<u32> = (0..n as u32).collect();
+        // The graph leaves memory before its adjacency tables are encoded.
+        let layers = dump_graph(out, &hnsw, &slots)?;
+        drop(hnsw);
+        write_layers(out, layers, &slots, dims)
     }
 
     /// The served form, in memory (a build's result, and tests).
@@ -444,6 +483,34 @@ pub fn top_k(hits: &mut Vec<(usize, f32)>, k: usize) {
         hits.truncate(k);
     }
     hits.sort_by(order);
+}
+
+/// A graph's files in `dir`: hnsw_rs's dump, the slot table, the adjacency tables.
+fn save_graph_files(
+    dir: &Path,
+    hnsw: &Hnsw<'static, f16, UnitDot>,
+    slots: &[u32],
+    dims: usize,
+) -> Result<(), StoreError> {
+    let layers = dump_graph(dir, hnsw, slots)?;
+    write_layers(dir, layers, slots, dims)
+}
+
+/// hnsw_rs's dump and the slot table in `dir`; the graph's shape, to encode.
+fn dump_graph(
+    dir: &Path,
+    hnsw: &Hnsw<'static, f16, UnitDot>,
+    slots: &[u32],
+) -> Result<Layers, StoreError> {
+    hnsw.file_dump(dir, BASENAME).map_err(|e| corrupt(dir, e))?;
+    save_bin(&dir.join(SLOTS_FILE), &slots)?;
+    Ok(layers_of(hnsw, slots))
+}
+
+/// The adjacency tables queries walk (`graph.bin`).
+fn write_layers(dir: &Path, layers: Layers, slots: &[u32], dims: usize) -> Result<(), StoreError> {
+    let path = dir.join(graph::FILE);
+    std::fs::write(&path, graph::encode(layers, slots, dims)).map_err(io_err(&path))
 }
 
 /// The shape of hnsw_rs's graph `hnsw` (points are slots; see [`graph::encode`]).

@@ -84,6 +84,7 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         } else {
             None
         },
+        segment_bytes: None,
     };
     let report = maintain::index(&args.at.path, &index_dir, embedder.as_ref(), &opts)?;
     for note in &report.notes {

@@ -1,0 +1,184 @@
+//! A cold build with a cheap model is written segment by segment as the files are read
+//! (`stream.rs`); its tables must equal the in-memory build's, whatever the segments.
+use iret_embed::{EmbedError, Embedder, FakeEmbedder};
+use iret_index::{build, BuildOptions, Index};
+use std::path::Path;
+
+/// The fake model, declared cheap: builds take the streamed path with it.
+struct Cheap(FakeEmbedder);
+
+impl Embedder for Cheap {
+    fn model_id(&self) -> &str {
+        self.0.model_id()
+    }
+    fn dims(&self) -> usize {
+        self.0.dims()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        self.0.embed(texts)
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &[u8]) {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// Files of several languages, an empty one, a binary one (skipped) and one over the
+/// size limit (skipped), in folders.
+fn repo() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    let r = d.path();
+    write(r, "src/auth/session.py", b"import jwt\n\nclass SessionManager:\n    def refresh(self, token):\n        \"\"\"Refresh an expired token.\"\"\"\n        return jwt.decode(token)\n\n\ndef expiry(token):\n    return token.exp\n");
+    write(r, "src/net/throttle.ts", b"export function throttle(limit: number) {\n  let count = 0;\n  return () => count++ < limit;\n}\n\nexport class RateLimiter {\n  constructor(private max: number) {}\n  allow(): boolean { return true; }\n}\n");
+    write(r, "lib/parse.rs", b"pub struct Parser { pos: usize }\n\nimpl Parser {\n    pub fn next_token(&mut self) -> Option<char> { None }\n}\n\npub fn parse(text: &str) -> Parser { Parser { pos: text.len() } }\n");
+    write(
+        r,
+        "scripts/deploy.sh",
+        b"#!/bin/sh\nset -e\necho deploying\nrsync -a build/ host:/srv/app\n\necho done\n",
+    );
+    write(r, "src/empty.py", b"");
+    write(r, "assets/blob.js", &[0u8, 159, 146, 150, 0, 1, 2, 3]);
+    let big = "x = 1\n".repeat(400_000);
+    write(r, "src/huge.py", big.as_bytes());
+    for i in 0..12 {
+        let text = format!("def handler_{i}(request):\n    return respond(request, code={i})\n\n\ndef helper_{i}():\n    return {i}\n");
+        write(r, &format!("app/handlers/h{i}.py"), text.as_bytes());
+    }
+    d
+}
+
+fn opts(index_dir: &Path, segment_bytes: Option<u64>) -> BuildOptions {
+    BuildOptions {
+        embedding_cache: Some(index_dir.join("embedding-cache")),
+        segment_bytes,
+        ..Default::default()
+    }
+}
+
+fn generation(index_dir: &Path) -> std::path::PathBuf {
+    std::fs::read_dir(index_dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("gen-"))
+        .unwrap()
+}
+
+/// Every table whose bytes do not depend on a hash map's order or a parallel graph build.
+const TABLES: &[&str] = &[
+    "files.bin",
+    "chunks.dat",
+    "chunks.off",
+    "chunks.file",
+    "bm25.dat",
+    "bm25.fst",
+    "defs.dat",
+    "defs.fst",
+    "vectors.f16",
+    "vocab.bin",
+    "history.bin",
+    "hnsw.slots",
+];
+
+#[test]
+fn streamed_build_writes_the_tables_of_the_in_memory_one() {
+    let repo = repo();
+    let in_memory = tempfile::tempdir().unwrap();
+    let embedder = FakeEmbedder::new(32);
+    let a = build(
+        repo.path(),
+        in_memory.path(),
+        &embedder,
+        &opts(in_memory.path(), None),
+    )
+    .unwrap();
+    assert!(a.chunks > 12, "the tree makes chunks: {}", a.chunks);
+    // One segment per file or so, and one segment for everything.
+    for segment_bytes in [Some(64), None] {
+        let streamed = tempfile::tempdir().unwrap();
+        let cheap = Cheap(FakeEmbedder::new(32));
+        let o = opts(streamed.path(), segment_bytes);
+        let b = build(repo.path(), streamed.path(), &cheap, &o).unwrap();
+        assert_eq!(
+            (a.files, a.chunks, &a.skipped),
+            (b.files, b.chunks, &b.skipped)
+        );
+        assert_eq!(
+            b.embedded,
+            b.chunks
+                + Index::open(streamed.path(), None)
+                    .unwrap()
+                    .vocab
+                    .terms
+                    .len()
+        );
+        let (ga, gb) = (generation(in_memory.path()), generation(streamed.path()));
+        for table in TABLES {
+            let (x, y) = (std::fs::read(ga.join(table)), std::fs::read(gb.join(table)));
+            assert!(x.is_ok(), "{table} is written");
+            assert_eq!(
+                x.unwrap(),
+                y.unwrap(),
+                "{table} differs ({segment_bytes:?})"
+            );
+        }
+        let (ma, mb) = (
+            iret_index::live_manifest(in_memory.path()).unwrap(),
+            iret_index::live_manifest(streamed.path()).unwrap(),
+        );
+        assert_eq!(
+            (
+                ma.files,
+                ma.chunks,
+                &ma.skipped,
+                &ma.skipped_files,
+                ma.pending_vectors
+            ),
+            (
+                mb.files,
+                mb.chunks,
+                &mb.skipped,
+                &mb.skipped_files,
+                mb.pending_vectors
+            )
+        );
+        assert!(gb.join("graph.bin").is_file(), "the graph is built");
+    }
+}
+
+#[test]
+fn a_streamed_index_updates_like_any_other() {
+    let repo = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let cheap = Cheap(FakeEmbedder::new(32));
+    let o = opts(idx.path(), Some(64));
+    build(repo.path(), idx.path(), &cheap, &o).unwrap();
+    write(
+        repo.path(),
+        "src/net/backoff.ts",
+        b"export function backoff(attempt: number) {\n  return 2 ** attempt;\n}\n",
+    );
+    let r = build(repo.path(), idx.path(), &cheap, &o).unwrap();
+    assert_eq!(r.changed_files, 1, "only the new file is read");
+    let index = Index::open(idx.path(), None).unwrap();
+    assert!(index.chunks.iter().any(|c| c.text.contains("2 ** attempt")));
+}
+
+#[test]
+fn a_streamed_build_of_nothing_says_why() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "README", b"no source here\n");
+    let idx = tempfile::tempdir().unwrap();
+    let cheap = Cheap(FakeEmbedder::new(32));
+    let r = build(d.path(), idx.path(), &cheap, &opts(idx.path(), None)).unwrap();
+    assert_eq!((r.files, r.chunks), (0, 0));
+    assert!(
+        r.nothing.is_some(),
+        "the report says why nothing was indexed"
+    );
+}
