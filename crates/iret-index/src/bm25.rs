@@ -99,8 +99,25 @@ impl Bm25Builder {
     }
 
     fn update_average(&mut self) {
-        self.avg_len =
-            self.doc_len.iter().map(|&l| l as f32).sum::<f32>() / self.doc_len.len().max(1) as f32;
+        self.avg_len = average(&self.doc_len);
+    }
+
+    /// Every document's length, in order.
+    pub(crate) fn doc_lens(&self) -> &[u32] {
+        &self.doc_len
+    }
+
+    /// The postings as a run ([`crate::runs`]), in term order, documents numbered as this
+    /// builder numbers them: for [`merge_runs`].
+    pub(crate) fn write_run(&self, path: &Path) -> Result<(), StoreError> {
+        let mut terms: Vec<(&String, &Postings)> = self.postings.iter().collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        crate::runs::write(
+            path,
+            terms
+                .into_iter()
+                .map(|(t, p)| (t.as_str(), p.len, p.bytes.as_slice())),
+        )
     }
 
     pub fn num_docs(&self) -> usize {
@@ -170,6 +187,63 @@ impl Bm25Builder {
         std::fs::write(&path, dict).map_err(io_err(&path))?;
         Ok(())
     }
+}
+
+/// The mean document length, as the builder computes it.
+fn average(doc_len: &[u32]) -> f32 {
+    doc_len.iter().map(|&l| l as f32).sum::<f32>() / doc_len.len().max(1) as f32
+}
+
+/// A record of a postings run: the term, how many entries, the entries as [`Postings`]
+/// encodes them.
+type RunRecord = (String, u32, Vec<u8>);
+
+/// Writes a generation's keyword index into `dir` from the runs of segments in document
+/// order ([`Bm25Builder::write_run`]): run `i` numbers its documents from `firsts[i]`'s
+/// place, `doc_len` holds every document's length. The same files as
+/// [`Bm25Builder::write`] of one builder that took every segment's documents in turn.
+pub(crate) fn merge_runs(
+    runs: &[std::path::PathBuf],
+    firsts: &[u32],
+    doc_len: &[u32],
+    dir: &Path,
+) -> Result<(), StoreError> {
+    use crate::runs::{ListsWriter, Merged, Run};
+    let opened = runs
+        .iter()
+        .map(|p| Run::open(p))
+        .collect::<Result<Vec<Run<RunRecord>>, _>>()?;
+    let mut merged = Merged::new(opened, |r: &RunRecord| r.0.clone())?;
+    let data = dir.join(DATA_FILE);
+    let mut out = ListsWriter::create(&dir.join(DICT_FILE), &data)?;
+    let mut bytes = Vec::new();
+    while let Some(mut group) = merged.next_group()? {
+        let term = std::mem::take(&mut group[0].1 .0);
+        bytes.clear();
+        let mut n = 0u64;
+        for (i, (_, len, list)) in group {
+            let list = Postings {
+                bytes: list,
+                last: 0,
+                len,
+            };
+            for (doc, tf) in list.iter() {
+                bytes.extend_from_slice(&(doc + firsts[i]).to_le_bytes());
+                bytes.extend_from_slice(&tf.to_le_bytes());
+            }
+            n += len as u64;
+        }
+        out.push(term.as_bytes(), &bytes, n)?;
+    }
+    let avg_len = average(doc_len);
+    out.finish(&data, |terms| {
+        let mut head = Vec::with_capacity(HEADER + 4 * doc_len.len());
+        head.extend_from_slice(MAGIC);
+        put_u64s(&mut head, [doc_len.len() as u64, terms]);
+        put_u32s(&mut head, [avg_len.to_bits(), 0]);
+        put_u32s(&mut head, doc_len.iter().copied());
+        head
+    })
 }
 
 /// One term's postings as a build holds them: (document, term frequency) in document

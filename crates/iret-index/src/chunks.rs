@@ -180,6 +180,57 @@ impl Chunks {
     }
 }
 
+/// Writes into `dir` the chunk table of the tables in `parts` (folders), one after the
+/// other: their records and files as they are (the files already numbered for the whole),
+/// their offsets moved past the parts before.
+pub(crate) fn concat(parts: &[std::path::PathBuf], dir: &Path) -> Result<(), StoreError> {
+    use std::io::Write;
+    let create = |path: &Path| {
+        std::fs::File::create(path)
+            .map(std::io::BufWriter::new)
+            .map_err(io_err(path))
+    };
+    let paths = [DATA_FILE, OFFSETS_FILE, FILES_FILE].map(|n| dir.join(n));
+    let (mut data, mut offsets, mut files) =
+        (create(&paths[0])?, create(&paths[1])?, create(&paths[2])?);
+    let mut base = 0u64;
+    let mut head = Vec::new();
+    put_u64s(&mut head, [0]);
+    offsets.write_all(&head).map_err(io_err(&paths[1]))?;
+    for part in parts {
+        let off = Bytes::open(&part.join(OFFSETS_FILE), false)?;
+        let mut moved = Vec::with_capacity(off.len());
+        put_u64s(
+            &mut moved,
+            (1..off.len() / 8).map(|i| base + u64_at(&off, i)),
+        );
+        offsets.write_all(&moved).map_err(io_err(&paths[1]))?;
+        let from = part.join(DATA_FILE);
+        let n = std::io::copy(
+            &mut std::fs::File::open(&from).map_err(io_err(&from))?,
+            &mut data,
+        )
+        .map_err(io_err(&paths[0]))?;
+        if off.len() < 8 || u64_at(&off, off.len() / 8 - 1) != n {
+            return Err(corrupt(
+                &from,
+                "the chunk records and their offsets disagree",
+            ));
+        }
+        base += n;
+        let from = part.join(FILES_FILE);
+        std::io::copy(
+            &mut std::fs::File::open(&from).map_err(io_err(&from))?,
+            &mut files,
+        )
+        .map_err(io_err(&paths[2]))?;
+    }
+    for (mut out, path) in [(data, &paths[0]), (offsets, &paths[1]), (files, &paths[2])] {
+        out.flush().map_err(io_err(path))?;
+    }
+    Ok(())
+}
+
 /// The chunk table written as chunks arrive: records are streamed to the file (the table
 /// of a large tree is as large as its source); the offsets and files, 12 bytes a chunk,
 /// are written whole by [`Self::finish`].

@@ -116,11 +116,41 @@ impl DefinitionsBuilder {
         (dict.into_inner().expect("an in-memory map"), data)
     }
 
-    /// Writes the table into a generation's folder.
-    pub fn write(&self, dir: &Path) -> Result<(), StoreError> {
-        let (dict, data) = self.encode();
-        write_files(dir, dict, data)
+    /// The definitions as a run ([`crate::runs`]), in name order: for [`merge_runs`].
+    pub fn write_run(&self, path: &Path) -> Result<(), StoreError> {
+        crate::runs::write(path, self.by_name.iter())
     }
+}
+
+/// Writes a generation's definitions into `dir` from the runs of segments in chunk order
+/// ([`DefinitionsBuilder::write_run`]): the same files as one builder that took every
+/// segment's chunks in turn.
+pub(crate) fn merge_runs(runs: &[std::path::PathBuf], dir: &Path) -> Result<(), StoreError> {
+    use crate::runs::{ListsWriter, Merged, Run};
+    type Record = (String, Vec<u32>);
+    let opened = runs
+        .iter()
+        .map(|p| Run::open(p))
+        .collect::<Result<Vec<Run<Record>>, _>>()?;
+    let mut merged = Merged::new(opened, |r: &Record| r.0.clone())?;
+    let data = dir.join(DATA_FILE);
+    let mut out = ListsWriter::create(&dir.join(DICT_FILE), &data)?;
+    let mut bytes = Vec::new();
+    while let Some(mut group) = merged.next_group()? {
+        let name = std::mem::take(&mut group[0].1 .0);
+        let mut files: Vec<u32> = Vec::new();
+        for (_, (_, list)) in group {
+            for f in list {
+                if files.last() != Some(&f) {
+                    files.push(f);
+                }
+            }
+        }
+        bytes.clear();
+        put_u32s(&mut bytes, files.iter().copied());
+        out.push(name.as_bytes(), &bytes, files.len() as u64)?;
+    }
+    out.finish(&data, |_| Vec::new())
 }
 
 fn write_files(dir: &Path, dict: Vec<u8>, data: Vec<u8>) -> Result<(), StoreError> {

@@ -12,6 +12,7 @@ mod memory;
 pub mod pipeline;
 pub mod profile;
 pub mod remote;
+mod runs;
 pub mod status;
 pub mod store;
 mod stream;

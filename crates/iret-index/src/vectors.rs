@@ -240,7 +240,9 @@ impl VectorsBuilder {
         // The graph leaves memory before its adjacency tables are encoded.
         let layers = dump_graph(out, &hnsw, &slots)?;
         drop(hnsw);
-        write_layers(out, layers, &slots, dims)
+        write_layers(out, layers, &slots, dims)?;
+        crate::memory::give_back();
+        Ok(())
     }
 
     /// The served form, in memory (a build's result, and tests).

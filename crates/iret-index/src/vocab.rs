@@ -51,6 +51,21 @@ impl TermCounts {
         }
     }
 
+    /// Every word and its count (in no order).
+    pub fn counts(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.df.iter().map(|(w, n)| (w.as_str(), *n))
+    }
+
+    /// Adds `n` chunks' counts of `word` (another table's, [`Self::counts`]).
+    pub fn add_count(&mut self, word: &str, n: u32) {
+        match self.df.get_mut(word) {
+            Some(c) => *c += n,
+            None => {
+                self.df.insert(word.to_string(), n);
+            }
+        }
+    }
+
     /// Forgets one chunk's distinct words.
     pub fn remove(&mut self, words: &[String]) {
         for w in words {

@@ -7,6 +7,28 @@ use std::path::Path;
 /// The fake model, declared cheap: builds take the streamed path with it.
 struct Cheap(FakeEmbedder);
 
+/// The cheap fake model, failing once it has embedded `left` batches (a build stopped
+/// midway, as by a SIGKILL, but in-process).
+struct Failing(Cheap, std::sync::atomic::AtomicIsize);
+
+impl Embedder for Failing {
+    fn model_id(&self) -> &str {
+        self.0.model_id()
+    }
+    fn dims(&self) -> usize {
+        self.0.dims()
+    }
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.1.fetch_sub(1, std::sync::atomic::Ordering::SeqCst) <= 0 {
+            return Err(EmbedError::Inference("stopped".into()));
+        }
+        self.0.embed(texts)
+    }
+    fn is_cheap(&self) -> bool {
+        true
+    }
+}
+
 impl Embedder for Cheap {
     fn model_id(&self) -> &str {
         self.0.model_id()
@@ -127,6 +149,12 @@ fn streamed_build_writes_the_tables_of_the_in_memory_one() {
                 "{table} differs ({segment_bytes:?})"
             );
         }
+        let terms = |g: &Path| {
+            let bytes = std::fs::read(g.join("terms.bin")).unwrap();
+            let counts: iret_index::vocab::TermCounts = postcard::from_bytes(&bytes).unwrap();
+            counts.top(usize::MAX)
+        };
+        assert_eq!(terms(&ga), terms(&gb), "the word counts differ");
         let (ma, mb) = (
             iret_index::live_manifest(in_memory.path()).unwrap(),
             iret_index::live_manifest(streamed.path()).unwrap(),
@@ -181,4 +209,89 @@ fn a_streamed_build_of_nothing_says_why() {
         r.nothing.is_some(),
         "the report says why nothing was indexed"
     );
+}
+
+/// Segments of the build so far, in the index's `building` folder.
+fn segments(index_dir: &Path) -> usize {
+    std::fs::read_dir(index_dir.join("building")).map_or(0, |rd| {
+        rd.flatten()
+            .filter(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.starts_with("seg-") && !n.ends_with(".tmp")
+            })
+            .count()
+    })
+}
+
+#[test]
+fn a_stopped_build_resumes_from_its_finished_segments() {
+    let repo = repo();
+    let in_memory = tempfile::tempdir().unwrap();
+    let whole = build(
+        repo.path(),
+        in_memory.path(),
+        &FakeEmbedder::new(32),
+        &opts(in_memory.path(), None),
+    )
+    .unwrap();
+    let idx = tempfile::tempdir().unwrap();
+    let o = opts(idx.path(), Some(64));
+    let failing = Failing(Cheap(FakeEmbedder::new(32)), 6.into());
+    assert!(
+        build(repo.path(), idx.path(), &failing, &o).is_err(),
+        "the model failed"
+    );
+    let finished = segments(idx.path());
+    assert!(
+        finished >= 3,
+        "segments before the failure stay: {finished}"
+    );
+    assert!(
+        iret_index::live_manifest(idx.path()).is_err(),
+        "nothing is live yet"
+    );
+
+    let cheap = Cheap(FakeEmbedder::new(32));
+    let r = build(repo.path(), idx.path(), &cheap, &o).unwrap();
+    assert!(
+        r.reused_chunks > 0,
+        "the finished segments' chunks are taken"
+    );
+    assert!(
+        r.changed_files < whole.files,
+        "only the rest is read: {} of {}",
+        r.changed_files,
+        whole.files
+    );
+    assert_eq!((r.files, r.chunks), (whole.files, whole.chunks));
+    let (ga, gb) = (generation(in_memory.path()), generation(idx.path()));
+    for table in TABLES {
+        let (x, y) = (
+            std::fs::read(ga.join(table)).unwrap(),
+            std::fs::read(gb.join(table)).unwrap(),
+        );
+        assert_eq!(x, y, "{table} differs after resuming");
+    }
+    assert_eq!(segments(idx.path()), 0, "the segments leave once merged");
+}
+
+#[test]
+fn a_segment_whose_files_changed_is_read_again() {
+    let repo = repo();
+    let idx = tempfile::tempdir().unwrap();
+    let o = opts(idx.path(), Some(64));
+    let failing = Failing(Cheap(FakeEmbedder::new(32)), 6.into());
+    assert!(build(repo.path(), idx.path(), &failing, &o).is_err());
+    assert!(segments(idx.path()) >= 3);
+    // The first walked file changes (its size): no segment is taken.
+    let first = ["app/handlers/h0.py", "app/handlers/h1.py"];
+    write(
+        repo.path(),
+        first[0],
+        b"def handler_0(request):\n    return respond(request, code=404, body='gone')\n",
+    );
+    let r = build(repo.path(), idx.path(), &Cheap(FakeEmbedder::new(32)), &o).unwrap();
+    assert_eq!(r.reused_chunks, 0, "nothing after a changed file is taken");
+    let index = Index::open(idx.path(), None).unwrap();
+    assert!(index.chunks.iter().any(|c| c.text.contains("gone")));
 }
