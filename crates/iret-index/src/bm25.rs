@@ -208,12 +208,8 @@ pub(crate) fn merge_runs(
     doc_len: &[u32],
     dir: &Path,
 ) -> Result<(), StoreError> {
-    use crate::runs::{ListsWriter, Merged, Run};
-    let opened = runs
-        .iter()
-        .map(|p| Run::open(p))
-        .collect::<Result<Vec<Run<RunRecord>>, _>>()?;
-    let mut merged = Merged::new(opened, |r: &RunRecord| r.0.clone())?;
+    use crate::runs::{ListsWriter, Merged};
+    let mut merged = Merged::open(runs, |r: &RunRecord| r.0.clone())?;
     let data = dir.join(DATA_FILE);
     let mut out = ListsWriter::create(&dir.join(DICT_FILE), &data)?;
     let mut bytes = Vec::new();

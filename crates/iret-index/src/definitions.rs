@@ -126,13 +126,9 @@ impl DefinitionsBuilder {
 /// ([`DefinitionsBuilder::write_run`]): the same files as one builder that took every
 /// segment's chunks in turn.
 pub(crate) fn merge_runs(runs: &[std::path::PathBuf], dir: &Path) -> Result<(), StoreError> {
-    use crate::runs::{ListsWriter, Merged, Run};
+    use crate::runs::{ListsWriter, Merged};
     type Record = (String, Vec<u32>);
-    let opened = runs
-        .iter()
-        .map(|p| Run::open(p))
-        .collect::<Result<Vec<Run<Record>>, _>>()?;
-    let mut merged = Merged::new(opened, |r: &Record| r.0.clone())?;
+    let mut merged = Merged::open(runs, |r: &Record| r.0.clone())?;
     let data = dir.join(DATA_FILE);
     let mut out = ListsWriter::create(&dir.join(DICT_FILE), &data)?;
     let mut bytes = Vec::new();

@@ -66,6 +66,15 @@ pub(crate) struct Merged<T, K: Ord> {
 }
 
 impl<T: DeserializeOwned, K: Ord + Clone> Merged<T, K> {
+    /// The runs written at `paths`, merged by `key`.
+    pub fn open(paths: &[PathBuf], key: fn(&T) -> K) -> Result<Self, StoreError> {
+        let runs = paths
+            .iter()
+            .map(|p| Run::open(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::new(runs, key)
+    }
+
     pub fn new(mut runs: Vec<Run<T>>, key: fn(&T) -> K) -> Result<Self, StoreError> {
         let mut heads = Vec::with_capacity(runs.len());
         let mut queue = BinaryHeap::new();
