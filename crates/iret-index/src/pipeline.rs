@@ -312,11 +312,16 @@ fn run(
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
-    if previous.is_none() && embedder.is_cheap() {
-        let at = (started, &mut phases);
-        return crate::stream::build(
-            root, &store, &walked, embedder, opts, walk_opts, skipped, at,
-        );
+    if previous.is_none() {
+        // A cheap model's build, or a large tree's static tier: in segments, bounded.
+        let tier = segmented_tier(embedder, opts, &walked);
+        if embedder.is_cheap() || tier.is_some() {
+            let at = (started, &mut phases);
+            let models = (embedder, tier.as_deref());
+            return crate::stream::build(
+                root, &store, &walked, models, opts, walk_opts, skipped, at,
+            );
+        }
     }
 
     // Decide per file, reading and chunking only what changed (in parallel, order kept);
@@ -414,6 +419,30 @@ fn run(
     let index = open_committed(generation, manifest)?;
     report.seconds = started.elapsed().as_secs_f64();
     Ok((report, Some(index)))
+}
+
+/// Source bytes per text to embed below which a first build's tier is made in memory: a
+/// tree with more source than `tier_only_above` texts of this size surely defers its
+/// embedding (chunks take 1.4 KB of the kernel's source each), and its static tier is
+/// built in segments, in bounded memory.
+pub const SEGMENTED_TIER_BYTES_PER_TEXT: u64 = 2048;
+
+/// The static model a cold build of a transformer makes its first tier with in segments:
+/// for a tree large enough that its embedding goes to the background (see
+/// [`SEGMENTED_TIER_BYTES_PER_TEXT`]); `None` otherwise (the in-memory path decides, and
+/// a store's build embeds everything first).
+fn segmented_tier(
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    walked: &Walked,
+) -> Option<std::sync::Arc<dyn Embedder>> {
+    let above = opts.tier_only_above?;
+    let bytes: u64 = walked.files.iter().map(|f| f.size).sum();
+    let large = bytes >= above as u64 * SEGMENTED_TIER_BYTES_PER_TEXT;
+    if embedder.is_cheap() || !opts.static_tier || opts.remote.is_some() || !large {
+        return None;
+    }
+    iret_embed::shipped_static()
 }
 
 /// The previous generation to update, from `open` when it is still the live one (`None`:

@@ -1,4 +1,7 @@
-//! A cold build with a cheap model (a static table), written in segments as it is read:
+//! A cold build whose vectors come from a cheap model (a static table), written in
+//! segments as it is read: a build with the static model, or the static tier of a
+//! transformer's first build (its vectors the shipped static model's, the model's own left
+//! to a background build).
 //! the walked files are read, chunked, counted, tokenized and embedded a segment
 //! ([`SEGMENT_BYTES`] of source) at a time, and each segment is written to the index's
 //! `building/` folder (its chunks, vectors, postings and definitions as sorted runs, its
@@ -250,14 +253,17 @@ fn merge(
     Ok((files, terms))
 }
 
-/// Builds a new index of `walked` with `embedder` (cheap) segment by segment, commits
-/// it, and opens it. `skipped`: what the walk skipped.
+/// Builds a new index of `walked` segment by segment, commits it, and opens it: with
+/// `embedder` (cheap) whole, or, given `tier` (the static model), the static tier of
+/// `embedder`'s index, every chunk left to embed (`BuildReport::deferred`) and no graph
+/// (a tier's vectors are searched exactly until the model's replace them). `skipped`:
+/// what the walk skipped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build(
     root: &Path,
     store: &IndexDir,
     walked: &Walked,
-    embedder: &dyn Embedder,
+    (embedder, tier): (&dyn Embedder, Option<&dyn Embedder>),
     opts: &BuildOptions,
     walk: WalkOptions,
     mut skipped: BTreeMap<SkipReason, usize>,
@@ -265,9 +271,12 @@ pub(crate) fn build(
 ) -> Result<(BuildReport, Option<Index>), BuildError> {
     let limits = opts.limits.unwrap_or_default();
     let segment_bytes = opts.segment_bytes.unwrap_or(SEGMENT_BYTES);
-    let dims = embedder.dims();
+    // The model whose vectors the segments hold (the plan names it: a static build's
+    // segments serve a tier of the same files, and back).
+    let vectors_by = tier.unwrap_or(embedder);
+    let dims = vectors_by.dims();
     let plan = Plan {
-        model_id: embedder.model_id().to_string(),
+        model_id: vectors_by.model_id().to_string(),
         dims,
         chunker_version: iret_chunk::CHUNKER_VERSION,
         tokenizer_version: crate::tokens::TOKENIZER_VERSION,
@@ -290,7 +299,7 @@ pub(crate) fn build(
     }
     for (i, files) in planned.iter().enumerate().skip(resumed) {
         let first = (n_files as u32, n_chunks as u32);
-        let meta = write_segment(&building, i, files, first, embedder, limits)?;
+        let meta = write_segment(&building, i, files, first, vectors_by, limits)?;
         n_files += meta.files.len();
         n_chunks += meta.chunks;
         metas.push(meta);
@@ -319,7 +328,7 @@ pub(crate) fn build(
     }
     phases.mark("merge");
     let top = terms.top(MAX_TERMS);
-    let fresh = embed_rows(embedder, top.len(), |i| top[i].0.clone())?;
+    let fresh = embed_rows(vectors_by, top.len(), |i| top[i].0.clone())?;
     let new_terms = top.len();
     let vocab = carry_vocab(top, &HashMap::new(), None, &fresh, dims);
     drop(fresh);
@@ -329,14 +338,24 @@ pub(crate) fn build(
     save_bin(&dir.join(TERMS_FILE), &terms)?;
     drop(terms);
     save_bin(&dir.join(HISTORY_FILE), &history)?;
+    // A tier leaves every chunk and term to the model.
+    let deferred = if tier.is_some() {
+        n_chunks + new_terms
+    } else {
+        0
+    };
     let mut manifest = manifest_of(
         embedder,
         (files.len(), n_chunks),
         &skipped,
         skipped_files,
-        0,
+        if tier.is_some() { n_chunks } else { 0 },
     );
     manifest.walk = walk;
+    if let Some(fast) = tier {
+        manifest.dims = fast.dims();
+        manifest.static_tier = Some(fast.model_id().to_string());
+    }
     manifest.history_head = history.head.clone();
     manifest.history_commits = history.commits.len();
     drop((history, vocab));
@@ -345,7 +364,11 @@ pub(crate) fn build(
         chunks: n_chunks,
         changed_files,
         removed_files: 0,
-        embedded: n_chunks - resumed_chunks + new_terms,
+        embedded: if tier.is_some() {
+            0
+        } else {
+            n_chunks - resumed_chunks + new_terms
+        },
         cached: 0,
         fetched: 0,
         reused_chunks: resumed_chunks,
@@ -354,7 +377,7 @@ pub(crate) fn build(
         skipped,
         up_to_date: false,
         notes: history_note.into_iter().collect(),
-        deferred: 0,
+        deferred,
     };
     drop(files);
     crate::memory::give_back();
@@ -362,8 +385,12 @@ pub(crate) fn build(
 
     // A large tree's graph is its longest step: the index is live without it first (its
     // vectors searched exactly), then with it, built from the live generation's files.
+    // A tier has none: the model's vectors replace its own.
     let quick = embedder.is_cheap();
-    let (tmp, manifest) = if n_chunks > EXACT_UP_TO {
+    let (tmp, manifest) = if tier.is_some() {
+        finish_manifest(dir, &mut manifest)?;
+        (tmp, manifest)
+    } else if n_chunks > EXACT_UP_TO {
         finish_manifest(dir, &mut manifest)?;
         let live = store.commit(tmp)?;
         let _ = std::fs::remove_dir_all(&building);

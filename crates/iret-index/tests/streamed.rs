@@ -295,3 +295,70 @@ fn a_segment_whose_files_changed_is_read_again() {
     let index = Index::open(idx.path(), None).unwrap();
     assert!(index.chunks.iter().any(|c| c.text.contains("gone")));
 }
+
+/// A transformer's first build of a tree too large to embed at once (more source than
+/// `tier_only_above` texts of `SEGMENTED_TIER_BYTES_PER_TEXT`) makes its static tier in
+/// segments: the tables of the in-memory path's static tier, every chunk left to embed.
+#[test]
+fn a_large_first_build_makes_its_static_tier_in_segments() {
+    let repo = repo();
+    // Without the file over the size limit, and with more files: some 20 KB of source,
+    // more texts than a build embeds without a tier first.
+    std::fs::remove_file(repo.path().join("src/huge.py")).unwrap();
+    for i in 0..250 {
+        let text = format!("def route_{i}(path):\n    return dispatch_{i}(path, weight_{i}=True)\n\n\nclass Handler{i}:\n    limit_{i} = {i}\n");
+        write(repo.path(), &format!("app/routes/r{i}.py"), text.as_bytes());
+    }
+    let model = FakeEmbedder::new(32);
+    let tier = |n: usize, segment_bytes: Option<u64>| {
+        let dir = tempfile::tempdir().unwrap();
+        let o = BuildOptions {
+            static_tier: true,
+            tier_only_above: Some(n),
+            ..opts(dir.path(), segment_bytes)
+        };
+        let report = build(repo.path(), dir.path(), &model, &o).unwrap();
+        (dir, report)
+    };
+    // 260 texts' worth of source is more than this tree: the in-memory path's tier.
+    let (in_memory, a) = tier(260, None);
+    // Three texts' worth is less: its tier in segments (one per file or so).
+    let (streamed, b) = tier(3, Some(64));
+    assert!(a.deferred > 0 && b.deferred > 0, "{a:?} {b:?}");
+    assert_eq!(
+        (a.files, a.chunks, &a.skipped),
+        (b.files, b.chunks, &b.skipped)
+    );
+    let (ga, gb) = (generation(in_memory.path()), generation(streamed.path()));
+    for table in &TABLES[..TABLES.len() - 1] {
+        let (x, y) = (std::fs::read(ga.join(table)), std::fs::read(gb.join(table)));
+        assert!(x.is_ok(), "{table} is written");
+        assert_eq!(x.unwrap(), y.unwrap(), "{table} differs");
+    }
+    let (ma, mb) = (
+        iret_index::live_manifest(in_memory.path()).unwrap(),
+        iret_index::live_manifest(streamed.path()).unwrap(),
+    );
+    assert!(mb.static_tier.is_some(), "a static tier: {mb:?}");
+    assert_eq!(mb.model_id, model.model_id(), "the model's index");
+    assert_eq!(mb.pending_vectors, mb.chunks, "every chunk left to embed");
+    assert_eq!(
+        (&ma.static_tier, ma.dims, ma.pending_vectors),
+        (&mb.static_tier, mb.dims, mb.pending_vectors)
+    );
+    assert!(
+        !streamed.path().join("building").exists(),
+        "segments merged"
+    );
+    // The model's build then embeds it whole, as after the in-memory tier.
+    let full = build(
+        repo.path(),
+        streamed.path(),
+        &model,
+        &opts(streamed.path(), None),
+    )
+    .unwrap();
+    assert_eq!((full.deferred, full.chunks), (0, b.chunks));
+    let m = iret_index::live_manifest(streamed.path()).unwrap();
+    assert_eq!((m.pending_vectors, m.static_tier, m.dims), (0, None, 32));
+}

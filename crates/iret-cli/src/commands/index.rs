@@ -94,8 +94,8 @@ pub fn run(cli: &Cli, args: &Args) -> anyhow::Result<ExitCode> {
         let pid = super::embed_in_background(cli, &args.at.path, &index_dir)?;
         eprintln!(
             "iret: {} files, {} chunks: the first tier is live and searches answer from it now; \
-             {} texts are left to embed, more than --background-above {}, so a background \
-             `iret index` (pid {pid}) embeds them (`iret status` follows it; its log: {}; \
+             {} texts are left to embed (a first build above --background-above {} texts \
+             embeds in the background), so a background `iret index` (pid {pid}) embeds them (`iret status` follows it; its log: {}; \
              `iret index --wait` embeds in the foreground)",
             report.files,
             report.chunks,
