@@ -3,6 +3,7 @@
 pub mod bm25;
 pub mod cache;
 pub mod chunks;
+mod complete;
 pub mod definitions;
 mod graph;
 pub mod history;

@@ -294,6 +294,47 @@ fn run(
     let mut phases = Phases::new();
     let store = IndexDir::new(index_dir);
     let _lock = store.lock()?;
+    // A first build's tier with every chunk left to embed, and a caller that embeds now
+    // (the background `iret index`): the model's vectors from the tier's mapped chunks, in
+    // bounded memory; then the tree as it is now, as an update of that generation.
+    let completing = !opts.force
+        && opts.tier_only_above.is_none()
+        && opts.remote.is_none()
+        && !embedder.is_cheap()
+        && crate::complete::is_pending_tier(&store, embedder);
+    if completing {
+        let done = crate::complete::complete(&store, embedder, opts, &mut phases)?;
+        let (report, index) = run_locked(
+            root,
+            &store,
+            embedder,
+            opts,
+            Some(done.index),
+            (started, phases),
+        )?;
+        return Ok((
+            BuildReport {
+                embedded: report.embedded + done.embedded,
+                cached: report.cached + done.texts - done.embedded,
+                up_to_date: false,
+                ..report
+            },
+            index,
+        ));
+    }
+    run_locked(root, &store, embedder, opts, open, (started, phases))
+}
+
+/// [`run`] once the index folder is locked.
+fn run_locked(
+    root: &Path,
+    store: &IndexDir,
+    embedder: &dyn Embedder,
+    opts: &BuildOptions,
+    open: Option<Index>,
+    (started, mut phases): (Instant, Phases),
+) -> Result<(BuildReport, Option<Index>), BuildError> {
+    let index_dir = store.dir.as_path();
     let live_walk = crate::index::live_manifest(index_dir).ok().map(|m| m.walk);
     let walk_opts = opts.walk.or(live_walk).unwrap_or_default();
     let walked = walk_with(root, walk_opts);
@@ -302,13 +343,13 @@ fn run(
     let open = open.filter(|ix| live.as_ref() == Some(&ix.generation));
     // Walked another way than the live index was: its files may differ though none changed.
     if !opts.force && live_walk.is_none_or(|w| w == walk_opts) {
-        if let Some(mut report) = up_to_date(root, &store, &walked, embedder.model_id(), started) {
+        if let Some(mut report) = up_to_date(root, store, &walked, embedder.model_id(), started) {
             store.prune_generations();
             report.nothing = why_empty(root, report.files, &report.skipped, walk_opts);
             return Ok((report, open));
         }
     }
-    let previous = previous_of(&store, embedder, opts, open);
+    let previous = previous_of(store, embedder, opts, open);
     phases.mark("load");
     let mut skipped = walked.skipped.clone();
     skipped.remove(&SkipReason::NotSource);
@@ -319,7 +360,7 @@ fn run(
             let at = (started, &mut phases);
             let models = (embedder, tier.as_deref());
             return crate::stream::build(
-                root, &store, &walked, models, opts, walk_opts, skipped, at,
+                root, store, &walked, models, opts, walk_opts, skipped, at,
             );
         }
     }
@@ -356,7 +397,7 @@ fn run(
     let (fresh, embedded, fetched, mut notes) = if new.is_empty() {
         (Vec::new(), 0, 0, Vec::new())
     } else {
-        match embed_new(&store, embedder, opts, &new, &built, &carried, &mut phases)? {
+        match embed_new(store, embedder, opts, &new, &built, &carried, &mut phases)? {
             Embedded::Done(fresh, embedded, fetched, notes) => (fresh, embedded, fetched, notes),
             Embedded::Deferred(missing) => {
                 let mut report = updated(&asm, started, skipped);
@@ -386,12 +427,11 @@ fn run(
     // table but the vectors is on disk, so it leaves memory before the graph is built, and
     // the next generation takes those files as they are.
     if old.1.is_none() && flat.len() > EXACT_UP_TO {
-        let (live, live_manifest) =
-            commit_tier(&store, embedder, &built, (&vocab, &flat), 0, None)?;
+        let (live, live_manifest) = commit_tier(store, embedder, &built, (&vocab, &flat), 0, None)?;
         phases.mark("live");
         drop((asm, bm25, vocab, history, carried, flat));
         crate::memory::give_back();
-        let (tmp, manifest) = with_graph(&store, &live, live_manifest, embedder.is_cheap())?;
+        let (tmp, manifest) = with_graph(store, &live, live_manifest, embedder.is_cheap())?;
         phases.mark("hnsw");
         let generation = store.commit(tmp)?;
         phases.mark("commit");
@@ -411,7 +451,7 @@ fn run(
         0,
     );
     manifest.walk = walk_opts;
-    let (tmp, manifest) = write_generation(&store, manifest, &tables)?;
+    let (tmp, manifest) = write_generation(store, manifest, &tables)?;
     phases.mark("write");
     let generation = store.commit(tmp)?;
     phases.mark("commit");
@@ -1058,8 +1098,117 @@ fn up_to_date(
     })
 }
 
-/// Embeds `texts` (whose cache keys are `keys`) through the cache; returns the flat vectors
-/// and how many were new.
+/// Embeds, through the cache, the texts it lacks, a batch at a time: a progress bar on a
+/// terminal, and every few seconds a checkpoint of the cache and of the progress file
+/// (`iret status` reads it), so a build that is stopped keeps what it embedded.
+pub(crate) struct Embedding<'a> {
+    embedder: &'a dyn Embedder,
+    progress_file: PathBuf,
+    bar: Option<indicatif::ProgressBar>,
+    started: Instant,
+    last_checkpoint: Instant,
+    wait: std::time::Duration,
+    /// Texts embedded or found so far, of `total`.
+    done: usize,
+    total: usize,
+    /// Texts the model embedded.
+    pub embedded: usize,
+}
+
+impl<'a> Embedding<'a> {
+    /// An embedding of `total` texts, its progress in `progress_file`.
+    pub(crate) fn new(
+        embedder: &'a dyn Embedder,
+        total: usize,
+        progress: bool,
+        progress_file: PathBuf,
+    ) -> Self {
+        let bar = (progress && total > 0).then(|| {
+            let bar = indicatif::ProgressBar::new(total as u64);
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})",
+                )
+                .expect("valid template"),
+            );
+            bar
+        });
+        Self {
+            embedder,
+            progress_file,
+            bar,
+            started: Instant::now(),
+            last_checkpoint: Instant::now(),
+            wait: CHECKPOINT_EVERY,
+            done: 0,
+            total,
+            embedded: 0,
+        }
+    }
+
+    /// Embeds those of `texts` (keyed `keys`) the cache lacks, each distinct text once,
+    /// into the cache; `found`: texts of these the cache had, counted as done.
+    pub(crate) fn missing(
+        &mut self,
+        texts: &[&str],
+        keys: &[[u8; 16]],
+        cache: &mut EmbeddingCache,
+        found: usize,
+    ) -> Result<(), BuildError> {
+        let mut missing: Vec<usize> = (0..texts.len())
+            .filter(|&i| !cache.contains(&keys[i]))
+            .collect();
+        // The same text twice (a copied file) is embedded once.
+        missing.sort_by_key(|&i| keys[i]);
+        missing.dedup_by_key(|i| keys[*i]);
+        self.step(found);
+        for batch in missing.chunks(BATCH) {
+            let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
+            let out = self.embedder.embed(&batch_texts)?;
+            for (&i, v) in batch.iter().zip(out) {
+                cache.insert(keys[i], &v);
+            }
+            self.embedded += batch.len();
+            self.step(batch.len());
+            if self.last_checkpoint.elapsed() >= self.wait && self.done < self.total {
+                let took = Instant::now();
+                cache.checkpoint();
+                let note = Progress {
+                    embedded: self.done,
+                    total: self.total,
+                    seconds: self.started.elapsed().as_secs_f64(),
+                };
+                let bytes = serde_json::to_vec(&note).expect("progress serialises");
+                crate::store::write_atomic(&self.progress_file, &bytes)?;
+                self.wait = CHECKPOINT_EVERY.max(took.elapsed() * CHECKPOINT_SPACING);
+                self.last_checkpoint = Instant::now();
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn dims(&self) -> usize {
+        self.embedder.dims()
+    }
+
+    fn step(&mut self, n: usize) {
+        self.done += n;
+        if let Some(b) = &self.bar {
+            b.inc(n as u64);
+        }
+    }
+
+    /// The bar cleared and the progress file removed: the texts are embedded.
+    pub(crate) fn finish(self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+        let _ = std::fs::remove_file(&self.progress_file);
+    }
+}
+
+/// Embeds, through the cache, the texts it lacks; returns every text's vector in order and
+/// how many were embedded.
 fn embed_all(
     texts: &[&str],
     keys: &[[u8; 16]],
@@ -1068,62 +1217,26 @@ fn embed_all(
     progress: bool,
     progress_file: &Path,
 ) -> Result<(Vec<f32>, usize), BuildError> {
-    let dims = embedder.dims();
-    let mut missing: Vec<usize> = (0..texts.len())
-        .filter(|&i| !cache.contains(&keys[i]))
+    let mut distinct: Vec<[u8; 16]> = keys
+        .iter()
+        .filter(|k| !cache.contains(k))
+        .copied()
         .collect();
-    // The same text twice (a copied file) is embedded once.
-    missing.sort_by_key(|&i| keys[i]);
-    missing.dedup_by_key(|i| keys[*i]);
-    let bar = if progress && !missing.is_empty() {
-        let bar = indicatif::ProgressBar::new(missing.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "embedding {bar:40} {pos}/{len} chunks ({per_sec}, eta {eta})",
-            )
-            .expect("valid template"),
-        );
-        Some(bar)
-    } else {
-        None
-    };
-    let started = Instant::now();
-    let mut last_checkpoint = Instant::now();
-    let mut wait = CHECKPOINT_EVERY;
-    let mut done = 0;
-    for batch in missing.chunks(BATCH) {
-        let batch_texts: Vec<&str> = batch.iter().map(|&i| texts[i]).collect();
-        let out = embedder.embed(&batch_texts)?;
-        for (&i, v) in batch.iter().zip(out) {
-            cache.insert(keys[i], &v);
-        }
-        done += batch.len();
-        if let Some(b) = &bar {
-            b.inc(batch.len() as u64);
-        }
-        if last_checkpoint.elapsed() >= wait && done < missing.len() {
-            let took = Instant::now();
-            cache.checkpoint();
-            let note = Progress {
-                embedded: done,
-                total: missing.len(),
-                seconds: started.elapsed().as_secs_f64(),
-            };
-            let bytes = serde_json::to_vec(&note).expect("progress serialises");
-            crate::store::write_atomic(progress_file, &bytes)?;
-            wait = CHECKPOINT_EVERY.max(took.elapsed() * CHECKPOINT_SPACING);
-            last_checkpoint = Instant::now();
-        }
-    }
-    if let Some(b) = bar {
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut embedding = Embedding::new(embedder, distinct.len(), progress, progress_file.into());
+    let out = embedding.missing(texts, keys, cache, 0);
+    let embedded = embedding.embedded;
+    if let Some(b) = &embedding.bar {
         b.finish_and_clear();
     }
-    let mut flat = Vec::with_capacity(texts.len() * dims);
+    out?;
+    let mut flat = Vec::with_capacity(texts.len() * embedder.dims());
     for k in keys {
         let found = cache.extend_with(k, &mut flat);
         assert!(found, "every text was embedded");
     }
-    Ok((flat, missing.len()))
+    Ok((flat, embedded))
 }
 
 #[cfg(test)]

@@ -296,19 +296,24 @@ fn a_segment_whose_files_changed_is_read_again() {
     assert!(index.chunks.iter().any(|c| c.text.contains("gone")));
 }
 
-/// A transformer's first build of a tree too large to embed at once (more source than
-/// `tier_only_above` texts of `SEGMENTED_TIER_BYTES_PER_TEXT`) makes its static tier in
-/// segments: the tables of the in-memory path's static tier, every chunk left to embed.
-#[test]
-fn a_large_first_build_makes_its_static_tier_in_segments() {
+/// [`repo`] without the file over the size limit, and with more files: some 20 KB of
+/// source, more texts than a build embeds without a tier first.
+fn routes_repo() -> tempfile::TempDir {
     let repo = repo();
-    // Without the file over the size limit, and with more files: some 20 KB of source,
-    // more texts than a build embeds without a tier first.
     std::fs::remove_file(repo.path().join("src/huge.py")).unwrap();
     for i in 0..250 {
         let text = format!("def route_{i}(path):\n    return dispatch_{i}(path, weight_{i}=True)\n\n\nclass Handler{i}:\n    limit_{i} = {i}\n");
         write(repo.path(), &format!("app/routes/r{i}.py"), text.as_bytes());
     }
+    repo
+}
+
+/// A transformer's first build of a tree too large to embed at once (more source than
+/// `tier_only_above` texts of `SEGMENTED_TIER_BYTES_PER_TEXT`) makes its static tier in
+/// segments: the tables of the in-memory path's static tier, every chunk left to embed.
+#[test]
+fn a_large_first_build_makes_its_static_tier_in_segments() {
+    let repo = routes_repo();
     let model = FakeEmbedder::new(32);
     let tier = |n: usize, segment_bytes: Option<u64>| {
         let dir = tempfile::tempdir().unwrap();
@@ -350,7 +355,8 @@ fn a_large_first_build_makes_its_static_tier_in_segments() {
         !streamed.path().join("building").exists(),
         "segments merged"
     );
-    // The model's build then embeds it whole, as after the in-memory tier.
+    // The background build then embeds the tier's chunks from its mapped tables: the
+    // tables of a build that embedded everything at once.
     let full = build(
         repo.path(),
         streamed.path(),
@@ -359,6 +365,50 @@ fn a_large_first_build_makes_its_static_tier_in_segments() {
     )
     .unwrap();
     assert_eq!((full.deferred, full.chunks), (0, b.chunks));
+    assert_eq!(full.embedded + full.cached, b.deferred, "{full:?}");
     let m = iret_index::live_manifest(streamed.path()).unwrap();
     assert_eq!((m.pending_vectors, m.static_tier, m.dims), (0, None, 32));
+    let whole = tempfile::tempdir().unwrap();
+    build(repo.path(), whole.path(), &model, &opts(whole.path(), None)).unwrap();
+    let (gw, gc) = (generation(whole.path()), generation(streamed.path()));
+    for table in TABLES {
+        let (x, y) = (std::fs::read(gw.join(table)), std::fs::read(gc.join(table)));
+        assert!(x.is_ok(), "{table} is written");
+        assert_eq!(x.unwrap(), y.unwrap(), "{table} differs once completed");
+    }
+    assert!(!streamed.path().join("embedding.json").exists());
+    // Then it is up to date; a changed file is an update of the completed generation.
+    let again = build(
+        repo.path(),
+        streamed.path(),
+        &model,
+        &opts(streamed.path(), None),
+    )
+    .unwrap();
+    assert!(again.up_to_date, "{again:?}");
+}
+
+/// A tier whose tree changed before its embedding finished is completed, then updated.
+#[test]
+fn a_tier_is_completed_then_updated_with_what_changed() {
+    let repo = routes_repo();
+    let model = FakeEmbedder::new(32);
+    let dir = tempfile::tempdir().unwrap();
+    let o = BuildOptions {
+        static_tier: true,
+        tier_only_above: Some(3),
+        ..opts(dir.path(), Some(64))
+    };
+    let tier = build(repo.path(), dir.path(), &model, &o).unwrap();
+    assert!(tier.deferred > 0);
+    write(
+        repo.path(),
+        "src/net/backoff.ts",
+        b"export function backoff(attempt: number) {\n  return 2 ** attempt;\n}\n",
+    );
+    let r = build(repo.path(), dir.path(), &model, &opts(dir.path(), None)).unwrap();
+    assert_eq!((r.changed_files, r.deferred), (1, 0), "{r:?}");
+    let index = Index::open(dir.path(), Some(model.model_id())).unwrap();
+    assert!(!index.manifest.pending());
+    assert!(index.chunks.iter().any(|c| c.text.contains("2 ** attempt")));
 }

@@ -209,6 +209,19 @@ impl EmbeddingCache {
         }
     }
 
+    /// Writes what is pending and lets go of the vectors this build's view holds: a build
+    /// that reads each once (a tier completed block by block) holds no more than a block.
+    /// Without a store they are dropped as well (a text met again is embedded again).
+    pub fn release(&mut self) {
+        self.checkpoint();
+        if self.db.is_none() {
+            self.pending.clear();
+        }
+        if self.pending.is_empty() {
+            self.entries = HashMap::new();
+        }
+    }
+
     /// Writes what is pending, then prunes the least recently used entries past the cap.
     pub fn save(&mut self) {
         self.checkpoint();
