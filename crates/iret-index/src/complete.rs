@@ -83,6 +83,8 @@ pub(crate) fn complete(
             })
             .collect();
         vectors.push(&embed_block(&block, model, &mut cache, &mut embedding)?)?;
+        // The tier's pages read so far go back (file-backed: the page cache keeps them).
+        tier.chunks.release();
     }
     vectors.finish()?;
     let terms = embed_block(&tier.vocab.terms, model, &mut cache, &mut embedding)?;
