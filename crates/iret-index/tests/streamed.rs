@@ -107,6 +107,16 @@ const TABLES: &[&str] = &[
     "hnsw.slots",
 ];
 
+/// Asserts each of `tables` is written in generation `a` and equal in `b`; `when` says
+/// which comparison failed.
+fn assert_tables_equal(a: &Path, b: &Path, tables: &[&str], when: &str) {
+    for table in tables {
+        let (x, y) = (std::fs::read(a.join(table)), std::fs::read(b.join(table)));
+        assert!(x.is_ok(), "{table} is written");
+        assert_eq!(x.unwrap(), y.unwrap(), "{table} differs {when}");
+    }
+}
+
 #[test]
 fn streamed_build_writes_the_tables_of_the_in_memory_one() {
     let repo = repo();
@@ -140,15 +150,7 @@ fn streamed_build_writes_the_tables_of_the_in_memory_one() {
                     .len()
         );
         let (ga, gb) = (generation(in_memory.path()), generation(streamed.path()));
-        for table in TABLES {
-            let (x, y) = (std::fs::read(ga.join(table)), std::fs::read(gb.join(table)));
-            assert!(x.is_ok(), "{table} is written");
-            assert_eq!(
-                x.unwrap(),
-                y.unwrap(),
-                "{table} differs ({segment_bytes:?})"
-            );
-        }
+        assert_tables_equal(&ga, &gb, TABLES, &format!("({segment_bytes:?})"));
         let terms = |g: &Path| {
             let bytes = std::fs::read(g.join("terms.bin")).unwrap();
             let counts: iret_index::vocab::TermCounts = postcard::from_bytes(&bytes).unwrap();
@@ -265,13 +267,7 @@ fn a_stopped_build_resumes_from_its_finished_segments() {
     );
     assert_eq!((r.files, r.chunks), (whole.files, whole.chunks));
     let (ga, gb) = (generation(in_memory.path()), generation(idx.path()));
-    for table in TABLES {
-        let (x, y) = (
-            std::fs::read(ga.join(table)).unwrap(),
-            std::fs::read(gb.join(table)).unwrap(),
-        );
-        assert_eq!(x, y, "{table} differs after resuming");
-    }
+    assert_tables_equal(&ga, &gb, TABLES, "after resuming");
     assert_eq!(segments(idx.path()), 0, "the segments leave once merged");
 }
 
@@ -335,11 +331,8 @@ fn a_large_first_build_makes_its_static_tier_in_segments() {
         (b.files, b.chunks, &b.skipped)
     );
     let (ga, gb) = (generation(in_memory.path()), generation(streamed.path()));
-    for table in &TABLES[..TABLES.len() - 1] {
-        let (x, y) = (std::fs::read(ga.join(table)), std::fs::read(gb.join(table)));
-        assert!(x.is_ok(), "{table} is written");
-        assert_eq!(x.unwrap(), y.unwrap(), "{table} differs");
-    }
+    // (A tier has no graph: its slots are not written.)
+    assert_tables_equal(&ga, &gb, &TABLES[..TABLES.len() - 1], "in the tier");
     let (ma, mb) = (
         iret_index::live_manifest(in_memory.path()).unwrap(),
         iret_index::live_manifest(streamed.path()).unwrap(),
@@ -371,11 +364,7 @@ fn a_large_first_build_makes_its_static_tier_in_segments() {
     let whole = tempfile::tempdir().unwrap();
     build(repo.path(), whole.path(), &model, &opts(whole.path(), None)).unwrap();
     let (gw, gc) = (generation(whole.path()), generation(streamed.path()));
-    for table in TABLES {
-        let (x, y) = (std::fs::read(gw.join(table)), std::fs::read(gc.join(table)));
-        assert!(x.is_ok(), "{table} is written");
-        assert_eq!(x.unwrap(), y.unwrap(), "{table} differs once completed");
-    }
+    assert_tables_equal(&gw, &gc, TABLES, "once completed");
     assert!(!streamed.path().join("embedding.json").exists());
     // Then it is up to date; a changed file is an update of the completed generation.
     let again = build(
