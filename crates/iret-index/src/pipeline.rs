@@ -809,19 +809,11 @@ fn embed_new(
             return Ok(Embedded::Deferred(missing));
         }
     }
-    let progress_file = store.dir.join(PROGRESS_FILE);
     let texts = new.texts(0..new.len());
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let out = embed_all(
-        &refs,
-        &keys,
-        embedder,
-        &mut cache,
-        opts.progress,
-        &progress_file,
-    );
-    let _ = std::fs::remove_file(&progress_file);
-    let (vectors, embedded) = out?;
+    let progress_file = store.dir.join(PROGRESS_FILE);
+    let embedding = Embedding::new(embedder, missing, opts.progress, progress_file);
+    let (vectors, embedded) = embed_all(&refs, &keys, &mut cache, embedding)?;
     phases.mark("embed");
     cache.save();
     Ok(Embedded::Done(
@@ -1207,31 +1199,19 @@ impl<'a> Embedding<'a> {
     }
 }
 
-/// Embeds, through the cache, the texts it lacks; returns every text's vector in order and
-/// how many were embedded.
+/// Embeds, through the cache, the texts it lacks (`embedding` counts them); returns every
+/// text's vector in order and how many were embedded.
 fn embed_all(
     texts: &[&str],
     keys: &[[u8; 16]],
-    embedder: &dyn Embedder,
     cache: &mut EmbeddingCache,
-    progress: bool,
-    progress_file: &Path,
+    mut embedding: Embedding,
 ) -> Result<(Vec<f32>, usize), BuildError> {
-    let mut distinct: Vec<[u8; 16]> = keys
-        .iter()
-        .filter(|k| !cache.contains(k))
-        .copied()
-        .collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    let mut embedding = Embedding::new(embedder, distinct.len(), progress, progress_file.into());
     let out = embedding.missing(texts, keys, cache, 0);
-    let embedded = embedding.embedded;
-    if let Some(b) = &embedding.bar {
-        b.finish_and_clear();
-    }
+    let (embedded, dims) = (embedding.embedded, embedding.dims());
+    embedding.finish();
     out?;
-    let mut flat = Vec::with_capacity(texts.len() * embedder.dims());
+    let mut flat = Vec::with_capacity(texts.len() * dims);
     for k in keys {
         let found = cache.extend_with(k, &mut flat);
         assert!(found, "every text was embedded");
